@@ -1,0 +1,31 @@
+#include "core/node_spec.h"
+
+namespace gangway {
+
+NodeSpec default_node_spec() {
+  NodeSpec node;
+  node.hardware = h100_sxm_80gb();
+  node.slo_classes = default_slo_classes();
+
+  ModelSpec small;
+  small.id = ModelId(0);
+  small.name = "llama-3-8b";
+  small.tier = ModelTier::kSmall;
+  small.shape = llama3_8b_shape();
+  small.tensor_parallel = 1;
+  for (int g = 0; g < node.gpu_count; ++g) small.gpus.emplace_back(g);
+  node.models.push_back(small);
+
+  ModelSpec large;
+  large.id = ModelId(1);
+  large.name = "llama-3-70b";
+  large.tier = ModelTier::kLarge;
+  large.shape = llama3_70b_shape();
+  large.tensor_parallel = node.gpu_count;
+  for (int g = 0; g < node.gpu_count; ++g) large.gpus.emplace_back(g);
+  large.cost.compute_efficiency = 0.4;  // NUMBERS.md: MFU 0.35-0.45 for 70B at TP=8
+  node.models.push_back(large);
+  return node;
+}
+
+}  // namespace gangway

@@ -1,0 +1,40 @@
+// Service-level classes. A request names one; the class says what "on time" means for it and
+// how the node may treat it under overload. Classes are ordered by rank: rank 0 is the most
+// important and is shed last.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/time.h"
+
+namespace gangway {
+
+struct SloClass {
+  SloClassId id;
+  std::string name;
+  // Targets; absent means "no latency target" (the class only wants completion).
+  std::optional<Duration> ttft_target;
+  std::optional<Duration> tpot_target;
+  // Relative share of capacity when classes compete (used by slack ordering and the arbiter).
+  double weight = 1.0;
+  // Lower rank = more important. Shedding goes from the highest rank down.
+  int rank = 0;
+  bool sheddable = true;
+  // Class to move a request to when it cannot meet this class's target (if downgrading is on).
+  std::optional<SloClassId> downgrade_to;
+
+  // Whether a finished request with these latencies met the class's targets.
+  bool met_by(Duration ttft, std::optional<Duration> tpot) const {
+    if (ttft_target && ttft > *ttft_target) return false;
+    if (tpot_target && tpot && *tpot > *tpot_target) return false;
+    return true;
+  }
+};
+
+// interactive (TTFT <= 200 ms, TPOT <= 50 ms), standard (TTFT <= 2 s), batch (no target).
+std::vector<SloClass> default_slo_classes();
+
+}  // namespace gangway
