@@ -1,0 +1,235 @@
+// Continuous batching, shared by small-model replicas and the large model's gang.
+//
+// One iteration's batch is built under a token budget (max_batched_tokens) and a sequence cap
+// (max_num_seqs): first one decode token for every resident sequence that has finished its
+// prefill, then a prefill chunk (at most prefill_chunk_tokens) for resident sequences still in
+// prefill, then new sequences admitted from the queues while budget, KV memory and the policy
+// allow. Chunking bounds an iteration's length, which bounds how long the gang waits at its
+// barrier. KV blocks are taken as tokens are computed; when decodes need blocks that are not
+// free, the youngest resident sequences are preempted (their KV dropped, to be recomputed), as
+// vLLM does.
+
+#include <algorithm>
+
+#include "sched/scheduler.h"
+
+namespace gangway {
+
+struct Scheduler::BatchTarget {
+  const ModelSpec* model = nullptr;
+  std::vector<SequenceHandle>* running = nullptr;
+  BlockPool* kv = nullptr;
+  RequestQueue* own_queue = nullptr;     // requests routed to this engine (may be null)
+  RequestQueue* shared_queue = nullptr;  // the model's unbound queue (may be null)
+  std::vector<BatchEntry>* batch = nullptr;
+  Replica* replica = nullptr;  // null for the large model
+  uint32_t replica_index = kNoReplica;
+  bool admit_new = true;
+};
+
+namespace {
+
+// The queue whose head runs next among two, by queue key (then insertion order).
+RequestQueue* pick_queue(RequestQueue* a, RequestQueue* b) {
+  const bool a_ready = a && !a->empty();
+  const bool b_ready = b && !b->empty();
+  if (a_ready && b_ready) {
+    return *a->begin() <= *b->begin() ? a : b;
+  }
+  if (a_ready) return a;
+  if (b_ready) return b;
+  return nullptr;
+}
+
+}  // namespace
+
+bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now) {
+  BatchTarget target;
+  target.model = &node_.model(replica.model);
+  target.running = &replica.running;
+  target.kv = &replica.kv;
+  target.own_queue = &replica.queue;
+  target.shared_queue = &state_.small_models[replica.model.value()].queue;
+  target.batch = &gpu.batch;
+  target.replica = &replica;
+  target.replica_index = static_cast<uint32_t>(&replica - state_.replicas.data());
+  if (!build_batch(target, now)) return false;
+
+  BatchShape shape;
+  for (const BatchEntry& entry : gpu.batch) {
+    if (entry.prefill_tokens > 0) {
+      shape.prefill_tokens += entry.prefill_tokens;
+      ++shape.prefill_seqs;
+      shape.prefill_context_tokens += entry.context_tokens;
+    } else {
+      ++shape.decode_seqs;
+      shape.decode_context_tokens += entry.context_tokens;
+    }
+  }
+  const Duration predicted = cost_models_[replica.model.value()]->iteration_time(shape);
+  gpu.small_busy = true;
+  gpu.busy_since = now;
+  gpu.predicted_free = now + predicted;
+  gpu.batch_replica = target.replica_index;
+  effects_.launches.push_back(
+      IterationLaunch{EngineRef::small(gpu.id), replica.model, gpu.batch, shape, predicted, now});
+  return true;
+}
+
+bool Scheduler::launch_large(Time now, bool admit_new) {
+  LargeModelRuntime& large = *state_.large;
+  BatchTarget target;
+  target.model = &node_.model(large.model);
+  target.running = &large.running;
+  target.kv = &large.kv;
+  target.own_queue = &large.queue;
+  target.batch = &large.batch;
+  target.admit_new = admit_new;
+  if (!build_batch(target, now)) return false;
+
+  BatchShape shape;
+  for (const BatchEntry& entry : large.batch) {
+    if (entry.prefill_tokens > 0) {
+      shape.prefill_tokens += entry.prefill_tokens;
+      ++shape.prefill_seqs;
+      shape.prefill_context_tokens += entry.context_tokens;
+    } else {
+      ++shape.decode_seqs;
+      shape.decode_context_tokens += entry.context_tokens;
+    }
+  }
+  const Duration predicted = large.cost->iteration_time(shape);
+  large.busy = true;
+  large.busy_since = now;
+  large.predicted_free = now + predicted;
+  effects_.launches.push_back(
+      IterationLaunch{EngineRef::large(), large.model, large.batch, shape, predicted, now});
+  return true;
+}
+
+void Scheduler::preempt_for_memory(BatchTarget& target, int64_t blocks_needed, Time now) {
+  (void)now;
+  const int32_t block_tokens = node_.kv_block_tokens;
+  std::vector<SequenceHandle>& running = *target.running;
+  while (target.kv->free_blocks() < blocks_needed && !running.empty()) {
+    const SequenceHandle victim = running.back();
+    Sequence& seq = state_.sequences[victim];
+    running.pop_back();
+    // Blocks the victim would itself have needed this iteration no longer count.
+    if (seq.prefill_done() && seq.kv_tokens % block_tokens == 0) --blocks_needed;
+    release_kv(seq, *target.kv);
+    seq.prefill_target_tokens = seq.spec.prompt_tokens + seq.generated_tokens;
+    seq.kv_tokens = 0;
+    seq.cached_prompt_tokens = 0;
+    ++seq.preemptions;
+    seq.running_replica = kNoReplica;
+    if (seq.large) {
+      enqueue_large(victim);
+    } else {
+      // Back to the front of where it came from: its queue key is its arrival, so it stays ahead
+      // of younger requests.
+      Sequence& s = state_.sequences[victim];
+      s.state = SequenceState::kQueued;
+      s.queued_replica = target.replica_index;
+      target.replica->queue.push(victim, s, policy_->queue_key(state_, s));
+    }
+  }
+}
+
+bool Scheduler::build_batch(BatchTarget& target, Time now) {
+  const ModelSpec& model = *target.model;
+  const int32_t block_tokens = node_.kv_block_tokens;
+  std::vector<BatchEntry>& batch = *target.batch;
+  std::vector<SequenceHandle>& running = *target.running;
+  batch.clear();
+
+  // Decodes first: every resident sequence past its prefill wants one token. Make room for the
+  // blocks they need before taking any, by preempting the youngest if memory is short.
+  int64_t decode_blocks_needed = 0;
+  for (SequenceHandle h : running) {
+    const Sequence& seq = state_.sequences[h];
+    if (seq.prefill_done() && seq.kv_tokens % block_tokens == 0) ++decode_blocks_needed;
+  }
+  if (decode_blocks_needed > target.kv->free_blocks()) {
+    preempt_for_memory(target, decode_blocks_needed, now);
+  }
+
+  int32_t budget = model.max_batched_tokens;
+  const auto max_seqs = static_cast<size_t>(model.max_num_seqs);
+  for (SequenceHandle h : running) {
+    if (batch.size() >= max_seqs || budget < 1) break;
+    Sequence& seq = state_.sequences[h];
+    if (!seq.prefill_done()) continue;
+    if (seq.kv_tokens % block_tokens == 0) {
+      if (!target.kv->allocate(1)) continue;
+      ++seq.kv_blocks;
+    }
+    batch.push_back(BatchEntry{seq.spec.id, h, 0, seq.kv_tokens, true, seq.generated_tokens + 1});
+    seq.in_flight = true;
+    --budget;
+  }
+
+  // Then chunks of prompts already resident and part-way through prefill.
+  auto add_prefill_chunk = [&](SequenceHandle h, Sequence& seq) -> bool {
+    int32_t chunk = std::min({seq.remaining_prefill_tokens(), model.prefill_chunk_tokens, budget});
+    if (chunk <= 0) return false;
+    const int64_t have_tokens = seq.kv_blocks * static_cast<int64_t>(block_tokens);
+    const int64_t need_blocks =
+        blocks_for_tokens(seq.kv_tokens + chunk, block_tokens) - seq.kv_blocks;
+    if (need_blocks > target.kv->free_blocks()) {
+      // Take what fits rather than nothing: a smaller chunk still makes progress.
+      const int64_t fit_tokens =
+          have_tokens + target.kv->free_blocks() * block_tokens - seq.kv_tokens;
+      chunk = static_cast<int32_t>(std::min<int64_t>(chunk, fit_tokens));
+      if (chunk <= 0) return false;
+    }
+    const int64_t blocks = blocks_for_tokens(seq.kv_tokens + chunk, block_tokens) - seq.kv_blocks;
+    target.kv->allocate(blocks);
+    seq.kv_blocks += static_cast<int32_t>(blocks);
+    const bool completes = seq.kv_tokens + chunk >= seq.prefill_target_tokens;
+    batch.push_back(BatchEntry{seq.spec.id, h, chunk, seq.kv_tokens, completes,
+                               completes ? seq.generated_tokens + 1 : seq.generated_tokens});
+    seq.in_flight = true;
+    budget -= chunk;
+    return true;
+  };
+  for (SequenceHandle h : running) {
+    if (batch.size() >= max_seqs || budget < 1) break;
+    Sequence& seq = state_.sequences[h];
+    if (seq.prefill_done() || seq.in_flight) continue;
+    add_prefill_chunk(h, seq);
+  }
+
+  // Then new sequences from the queues, in queue order, while the policy agrees and the pool
+  // keeps its admission watermark.
+  const auto watermark_blocks =
+      static_cast<int64_t>(options_.kv_admission_watermark * target.kv->capacity_blocks());
+  while (target.admit_new && batch.size() < max_seqs && budget >= 1) {
+    RequestQueue* queue = pick_queue(target.own_queue, target.shared_queue);
+    if (!queue) break;
+    const SequenceHandle h = queue->front();
+    Sequence& seq = state_.sequences[h];
+    const bool allowed = target.replica ? policy_->admit_small(state_, *target.replica, seq, now)
+                                        : policy_->admit_large(state_, seq, now);
+    if (!allowed) break;
+    const int32_t first_chunk =
+        std::min({seq.remaining_prefill_tokens(), model.prefill_chunk_tokens, budget});
+    if (blocks_for_tokens(seq.kv_tokens + first_chunk, block_tokens) + watermark_blocks >
+        target.kv->free_blocks()) {
+      break;
+    }
+    queue->erase(h, seq);
+    seq.state = SequenceState::kRunning;
+    seq.queued_replica = kNoReplica;
+    if (target.replica) {
+      seq.running_replica = target.replica_index;
+      seq.gpu = target.replica->gpu;
+    }
+    if (!seq.first_scheduled) seq.first_scheduled = now;
+    running.push_back(h);
+    add_prefill_chunk(h, seq);
+  }
+  return !batch.empty();
+}
+
+}  // namespace gangway

@@ -1,0 +1,9 @@
+#include "sched/gang_policy.h"
+
+namespace gangway {
+
+const char* to_string(ExecutionMode mode) {
+  return mode == ExecutionMode::kLease ? "lease" : "exclusive";
+}
+
+}  // namespace gangway

@@ -1,0 +1,92 @@
+// The extension point that decides how the large model's gang shares the node with the small
+// models. The scheduler (mechanism) asks a policy a few fixed questions at fixed points of its
+// decision pass; the policy answers from the SchedulerState and keeps whatever accounting it
+// needs (virtual time, windows, shadow times). Baselines and gangway's own policies implement
+// this one interface, so they run on identical mechanism and are compared on equal terms.
+//
+// The decision pass, in order:
+//   plan(now)                     once per pass: refresh per-pass computations
+//   want_gang(now)                gang off and large work exists: ask for a gang phase?
+//   keep_gang(now)                gang active, at a large-model iteration boundary: go on?
+//   admit_large(seq, now)         may a queued large request join the gang's batch?
+//   admit_small(replica, seq, now) may a queued small request join a replica's batch?
+//   next_wakeup(now)              when to be asked again if nothing else happens
+#pragma once
+
+#include <string_view>
+
+#include "core/time.h"
+#include "sched/iteration.h"
+#include "sched/scheduler_state.h"
+
+namespace gangway {
+
+// How work yields the GPUs when the gang takes them.
+//  kLease: iteration level. Resident sequences pause in place: a small-model sequence stays
+//    resident through a gang lease and resumes after it; a large-model sequence stays resident
+//    between leases. A gang waits at most one small-model iteration at its barrier.
+//  kExclusive: request level. A request holds its GPUs from start to end: the gang starts only
+//    once no small-model sequence is resident, and gives the GPUs back only once its own
+//    sequences have finished (the policy stops admitting to drain it).
+enum class ExecutionMode : uint8_t { kLease, kExclusive };
+
+const char* to_string(ExecutionMode mode);
+
+class GangPolicy {
+ public:
+  virtual ~GangPolicy() = default;
+  virtual std::string_view name() const = 0;
+  virtual ExecutionMode mode() const = 0;
+
+  virtual void plan(const SchedulerState& state, Time now) {
+    (void)state;
+    (void)now;
+  }
+  virtual bool want_gang(const SchedulerState& state, Time now) = 0;
+  // Lease mode: false releases the GPUs now (resident large sequences pause).
+  // Exclusive mode: false stops admitting large requests; the gang is released when the
+  // resident ones finish.
+  virtual bool keep_gang(const SchedulerState& state, Time now) = 0;
+  virtual bool admit_large(const SchedulerState& state, const Sequence& seq, Time now) {
+    (void)state;
+    (void)seq;
+    (void)now;
+    return true;
+  }
+  virtual bool admit_small(const SchedulerState& state, const Replica& replica,
+                           const Sequence& seq, Time now) {
+    (void)state;
+    (void)replica;
+    (void)seq;
+    (void)now;
+    return true;
+  }
+  virtual Time next_wakeup(const SchedulerState& state, Time now) const {
+    (void)state;
+    (void)now;
+    return Time::max();
+  }
+  // Queue order key for a newly queued request (smaller first). Default: arrival time (FCFS).
+  virtual int64_t queue_key(const SchedulerState& state, const Sequence& seq) const {
+    (void)state;
+    return seq.spec.arrival.ns();
+  }
+
+  // Notifications, for policies that account for use (virtual time, shares).
+  virtual void on_iteration_finished(const SchedulerState& state, const IterationLaunch& launch,
+                                     Time end) {
+    (void)state;
+    (void)launch;
+    (void)end;
+  }
+  virtual void on_gang_started(const SchedulerState& state, Time now) {
+    (void)state;
+    (void)now;
+  }
+  virtual void on_gang_released(const SchedulerState& state, Time now) {
+    (void)state;
+    (void)now;
+  }
+};
+
+}  // namespace gangway

@@ -1,0 +1,38 @@
+// A queue of waiting sequences ordered by a key the policy chooses (arrival time for FCFS, a
+// deadline for earliest-deadline-first), ties broken by insertion order, with removal from the
+// middle (cancellation, work stealing) in O(log n). Holds handles only; the Sequence keeps its
+// own key so that removal needs nothing but the handle.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <set>
+#include <utility>
+
+#include "sched/sequence.h"
+
+namespace gangway {
+
+class RequestQueue {
+ public:
+  void push(SequenceHandle handle, Sequence& seq, int64_t key);
+  // REQUIRES: the sequence is in this queue.
+  void erase(SequenceHandle handle, const Sequence& seq);
+  bool contains(SequenceHandle handle, const Sequence& seq) const;
+
+  bool empty() const { return entries_.empty(); }
+  size_t size() const { return entries_.size(); }
+  SequenceHandle front() const { return std::get<2>(*entries_.begin()); }
+  int64_t front_key() const { return std::get<0>(*entries_.begin()); }
+
+  // Iteration in queue order, for policies that look past the head (backfill).
+  using Entry = std::tuple<int64_t, uint64_t, SequenceHandle>;
+  auto begin() const { return entries_.begin(); }
+  auto end() const { return entries_.end(); }
+
+ private:
+  std::set<Entry> entries_;
+  uint64_t next_sequence_ = 0;
+};
+
+}  // namespace gangway

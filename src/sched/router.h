@@ -1,0 +1,34 @@
+// The extension point that decides where a small-model request waits: bound to one replica's
+// queue at arrival (cache- or load-aware routing), or left in its model's shared queue for the
+// first replica with room to take (late binding). Replicas always serve their own queue first
+// and then the shared one.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "core/time.h"
+#include "sched/scheduler_state.h"
+
+namespace gangway {
+
+class Router {
+ public:
+  virtual ~Router() = default;
+  virtual std::string_view name() const = 0;
+  // Index into state.replicas of the replica to queue at, or nothing for the model's shared queue.
+  virtual std::optional<uint32_t> route(const SchedulerState& state, const Sequence& seq,
+                                        Time now) = 0;
+};
+
+// Leaves every request in its model's shared queue: an idle replica takes the oldest. With one
+// shared queue and c replicas the node is a c-server queue (M/M/c in the validation runs).
+class LateBindingRouter final : public Router {
+ public:
+  std::string_view name() const override { return "late-binding"; }
+  std::optional<uint32_t> route(const SchedulerState&, const Sequence&, Time) override {
+    return std::nullopt;
+  }
+};
+
+}  // namespace gangway

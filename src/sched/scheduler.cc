@@ -1,0 +1,398 @@
+#include "sched/scheduler.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "kv/kv_layout.h"
+
+namespace gangway {
+
+Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
+                     std::unique_ptr<GangPolicy> policy, std::unique_ptr<Router> router)
+    : node_(node),
+      options_(options),
+      policy_(std::move(policy)),
+      router_(router ? std::move(router) : std::make_unique<LateBindingRouter>()) {
+  state_.node = &node_;
+  const KvLayout layout = compute_kv_layout(node_, options_.large_kv_fraction);
+
+  for (const ModelSpec& model : node_.models) {
+    cost_models_.push_back(make_cost_model(model, node_.hardware));
+  }
+  state_.gpus.resize(node_.gpu_count);
+  for (int g = 0; g < node_.gpu_count; ++g) state_.gpus[g].id = GpuId(g);
+  state_.small_models.resize(node_.models.size());
+  for (const ModelSpec& model : node_.models) {
+    SmallModelRuntime& runtime = state_.small_models[model.id.value()];
+    runtime.model = model.id;
+    runtime.cost = cost_models_[model.id.value()].get();
+    if (model.is_large()) {
+      LargeModelRuntime large;
+      large.model = model.id;
+      large.kv = BlockPool(layout.large_blocks);
+      large.cost = cost_models_[model.id.value()].get();
+      state_.large = std::move(large);
+      continue;
+    }
+    for (GpuId gpu : model.gpus) {
+      Replica replica;
+      replica.model = model.id;
+      replica.gpu = gpu;
+      replica.kv = BlockPool(layout.small_blocks[gpu.value()][model.id.value()]);
+      const auto index = static_cast<uint32_t>(state_.replicas.size());
+      state_.replicas.push_back(std::move(replica));
+      runtime.replicas.push_back(index);
+      state_.gpus[gpu.value()].replicas.push_back(index);
+    }
+  }
+}
+
+Scheduler::~Scheduler() = default;
+
+SequenceHandle Scheduler::allocate_sequence(const RequestSpec& spec) {
+  SequenceHandle handle;
+  if (!free_handles_.empty()) {
+    handle = free_handles_.back();
+    free_handles_.pop_back();
+  } else {
+    handle = static_cast<SequenceHandle>(state_.sequences.size());
+    state_.sequences.emplace_back();
+  }
+  Sequence& seq = state_.sequences[handle];
+  seq = Sequence{};
+  seq.spec = spec;
+  seq.state = SequenceState::kQueued;
+  seq.large = node_.model(spec.model).is_large();
+  seq.prefill_target_tokens = spec.prompt_tokens;
+  handle_by_id_.emplace(spec.id, handle);
+  ++state_.live_sequences;
+  return handle;
+}
+
+void Scheduler::reject(const RequestSpec& spec, Reason reason, Time now) {
+  RequestRecord record;
+  record.id = spec.id;
+  record.model = spec.model;
+  record.slo_class = spec.slo_class;
+  record.tenant = spec.tenant;
+  record.outcome = Outcome::kRejected;
+  record.reason = reason;
+  record.arrival = spec.arrival;
+  record.finished = now;
+  record.prompt_tokens = spec.prompt_tokens;
+  effects_.finished.push_back(record);
+}
+
+SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
+  SubmitResult result;
+  const bool known_model = spec.model.value() < node_.models.size();
+  const bool known_class = spec.slo_class.value() < node_.slo_classes.size();
+  if (!known_model || !known_class || spec.prompt_tokens < 1 || spec.max_tokens < 1 ||
+      handle_by_id_.count(spec.id) > 0) {
+    reject(spec, Reason::kBadRequest, now);
+    after_event();
+    return result;
+  }
+  const ModelSpec& model = node_.model(spec.model);
+  const int64_t context_tokens = static_cast<int64_t>(spec.prompt_tokens) + spec.max_tokens;
+  if (context_tokens > model.max_context_tokens ||
+      blocks_for_tokens(context_tokens, node_.kv_block_tokens) > largest_pool_blocks(model)) {
+    reject(spec, Reason::kBadRequest, now);
+    after_event();
+    return result;
+  }
+  const SequenceHandle handle = allocate_sequence(spec);
+  if (model.is_large()) {
+    enqueue_large(handle);
+  } else {
+    enqueue_small(handle, now);
+  }
+  result.accepted = true;
+  result.handle = handle;
+  decide(now);
+  after_event();
+  return result;
+}
+
+void Scheduler::enqueue_small(SequenceHandle handle, Time now) {
+  Sequence& seq = state_.sequences[handle];
+  seq.state = SequenceState::kQueued;
+  const int64_t key = policy_->queue_key(state_, seq);
+  const std::optional<uint32_t> replica = router_->route(state_, seq, now);
+  if (replica) {
+    seq.gpu = state_.replicas[*replica].gpu;
+    seq.queued_replica = *replica;
+    state_.replicas[*replica].queue.push(handle, seq, key);
+  } else {
+    seq.gpu.reset();
+    seq.queued_replica = kNoReplica;
+    state_.small_models[seq.spec.model.value()].queue.push(handle, seq, key);
+  }
+}
+
+void Scheduler::enqueue_large(SequenceHandle handle) {
+  Sequence& seq = state_.sequences[handle];
+  seq.state = SequenceState::kQueued;
+  state_.large->queue.push(handle, seq, policy_->queue_key(state_, seq));
+}
+
+int64_t Scheduler::largest_pool_blocks(const ModelSpec& model) const {
+  if (model.is_large()) return state_.large->kv.capacity_blocks();
+  int64_t largest = 0;
+  for (uint32_t index : state_.small_models[model.id.value()].replicas) {
+    largest = std::max(largest, state_.replicas[index].kv.capacity_blocks());
+  }
+  return largest;
+}
+
+BlockPool& Scheduler::pool_of(const Sequence& seq) {
+  if (seq.large) return state_.large->kv;
+  return state_.replicas[seq.running_replica].kv;
+}
+
+void Scheduler::release_kv(Sequence& seq, BlockPool& pool) {
+  pool.release(seq.kv_blocks);
+  seq.kv_blocks = 0;
+}
+
+void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Time now) {
+  Sequence& seq = state_.sequences[handle];
+  if (seq.state == SequenceState::kQueued) {
+    RequestQueue& queue =
+        seq.large ? state_.large->queue
+                  : (seq.queued_replica != kNoReplica
+                         ? state_.replicas[seq.queued_replica].queue
+                         : state_.small_models[seq.spec.model.value()].queue);
+    queue.erase(handle, seq);
+  } else if (seq.state == SequenceState::kRunning) {
+    release_kv(seq, pool_of(seq));
+    std::vector<SequenceHandle>& running =
+        seq.large ? state_.large->running : state_.replicas[seq.running_replica].running;
+    running.erase(std::find(running.begin(), running.end(), handle));
+  }
+  RequestRecord record;
+  record.id = seq.spec.id;
+  record.model = seq.spec.model;
+  record.slo_class = seq.spec.slo_class;
+  record.tenant = seq.spec.tenant;
+  record.outcome = outcome;
+  record.reason = reason;
+  record.arrival = seq.spec.arrival;
+  record.first_scheduled = seq.first_scheduled;
+  record.first_token = seq.first_token;
+  record.finished = now;
+  record.prompt_tokens = seq.spec.prompt_tokens;
+  record.output_tokens = seq.generated_tokens;
+  record.cached_prompt_tokens = seq.cached_prompt_tokens;
+  record.gpu = seq.gpu;
+  record.preemptions = seq.preemptions;
+  if (outcome == Outcome::kCompleted && record.first_token) {
+    const SloClass& slo = node_.slo_class(seq.spec.slo_class);
+    record.slo_met = slo.met_by(*record.ttft(), record.tpot());
+    if (seq.spec.ttft_deadline && *seq.first_token > *seq.spec.ttft_deadline) {
+      record.slo_met = false;
+    }
+  }
+  effects_.finished.push_back(record);
+
+  handle_by_id_.erase(seq.spec.id);
+  seq.state = SequenceState::kFinished;
+  seq.spec.prefix_blocks.clear();
+  free_handles_.push_back(handle);
+  --state_.live_sequences;
+}
+
+void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> ended, Time now) {
+  if (engine.gang) {
+    LargeModelRuntime& large = *state_.large;
+    if (!large.busy) throw std::logic_error("on_iteration_done: the gang has no iteration");
+    IterationLaunch launch{engine, large.model, large.batch, {}, {}, large.busy_since};
+    policy_->on_iteration_finished(state_, launch, now);
+    large.busy = false;
+    complete_batch(large.batch, ended, now);
+  } else {
+    GpuRuntime& gpu = state_.gpus.at(engine.gpu.value());
+    if (!gpu.small_busy) throw std::logic_error("on_iteration_done: the GPU has no iteration");
+    IterationLaunch launch{engine, state_.replicas[gpu.batch_replica].model, gpu.batch, {}, {},
+                           gpu.busy_since};
+    policy_->on_iteration_finished(state_, launch, now);
+    gpu.small_busy = false;
+    complete_batch(gpu.batch, ended, now);
+  }
+  decide(now);
+  after_event();
+}
+
+void Scheduler::complete_batch(std::vector<BatchEntry>& batch, std::span<const RequestId> ended,
+                               Time now) {
+  scratch_finished_.clear();
+  for (const BatchEntry& entry : batch) {
+    Sequence& seq = state_.sequences[entry.handle];
+    seq.in_flight = false;
+    seq.kv_tokens += entry.prefill_tokens > 0 ? entry.prefill_tokens : 1;
+    bool done = false;
+    if (entry.emits_token) {
+      ++seq.generated_tokens;
+      if (!seq.first_token) seq.first_token = now;
+      done = seq.generated_tokens >= seq.spec.max_tokens ||
+             std::find(ended.begin(), ended.end(), entry.id) != ended.end();
+    }
+    if (seq.cancel_pending || done) scratch_finished_.push_back(entry.handle);
+  }
+  batch.clear();
+  for (SequenceHandle handle : scratch_finished_) {
+    const Sequence& seq = state_.sequences[handle];
+    if (seq.cancel_pending) {
+      finish(handle, Outcome::kCancelled, Reason::kClientCancelled, now);
+    } else {
+      finish(handle, Outcome::kCompleted, Reason::kNone, now);
+    }
+  }
+}
+
+void Scheduler::cancel(RequestId id, Time now) {
+  auto it = handle_by_id_.find(id);
+  if (it != handle_by_id_.end()) {
+    Sequence& seq = state_.sequences[it->second];
+    if (seq.in_flight) {
+      seq.cancel_pending = true;
+    } else {
+      finish(it->second, Outcome::kCancelled, Reason::kClientCancelled, now);
+    }
+  }
+  decide(now);
+  after_event();
+}
+
+void Scheduler::on_timer(Time now) {
+  decide(now);
+  after_event();
+}
+
+void Scheduler::stop(Time now, Reason reason) {
+  for (SequenceHandle h = 0; h < state_.sequences.size(); ++h) {
+    Sequence& seq = state_.sequences[h];
+    if (seq.state == SequenceState::kFinished) continue;
+    seq.in_flight = false;
+    finish(h, Outcome::kCancelled, reason, now);
+  }
+  for (GpuRuntime& gpu : state_.gpus) {
+    gpu.small_busy = false;
+    gpu.batch.clear();
+  }
+  if (state_.large) {
+    state_.large->busy = false;
+    state_.large->batch.clear();
+  }
+  state_.gang.phase = GangPhase::kOff;
+  after_event();
+}
+
+Time Scheduler::next_wakeup(Time now) const { return policy_->next_wakeup(state_, now); }
+
+void Scheduler::gpu_activities(std::span<GpuActivity> out) const {
+  const bool large_busy = state_.large && state_.large->busy;
+  const GangPhase phase = state_.gang.phase;
+  const bool large_waiting = state_.has_large_work();
+  for (size_t g = 0; g < state_.gpus.size(); ++g) {
+    const GpuRuntime& gpu = state_.gpus[g];
+    GpuActivity activity = GpuActivity::kIdle;
+    if (gpu.failed) {
+      activity = GpuActivity::kFailed;
+    } else if (gpu.small_busy) {
+      activity = GpuActivity::kRunningSmall;
+    } else if (large_busy) {
+      activity = GpuActivity::kRunningLarge;
+    } else if (phase != GangPhase::kOff) {
+      activity = GpuActivity::kGangBarrier;
+    } else {
+      bool work = large_waiting;
+      for (uint32_t index : gpu.replicas) {
+        const Replica& replica = state_.replicas[index];
+        work = work || !replica.running.empty() || state_.replica_has_queued_work(replica);
+      }
+      if (work) activity = GpuActivity::kIdleWhileWaiting;
+    }
+    out[g] = activity;
+  }
+}
+
+void Scheduler::after_event() {
+#ifdef GANGWAY_CHECK_INVARIANTS
+  check_invariants();
+#endif
+}
+
+// ---------------------------------------------------------------------------------------------
+// The decision pass.
+
+void Scheduler::decide(Time now) {
+  policy_->plan(state_, now);
+  advance_gang(now);
+  for (GpuRuntime& gpu : state_.gpus) maybe_start_small(gpu, now);
+}
+
+void Scheduler::advance_gang(Time now) {
+  if (!state_.large) return;
+  GangRuntime& gang = state_.gang;
+  const bool lease = policy_->mode() == ExecutionMode::kLease;
+
+  if (gang.phase == GangPhase::kOff && state_.has_large_work() &&
+      policy_->want_gang(state_, now)) {
+    gang.phase = GangPhase::kPending;
+    gang.pending_since = now;
+    effects_.gang_events.push_back({GangEventKind::kPending, now});
+  }
+  if (gang.phase == GangPhase::kPending) {
+    if (!state_.has_large_work()) {
+      gang.phase = GangPhase::kOff;
+      effects_.gang_events.push_back({GangEventKind::kReleased, now});
+      return;
+    }
+    const bool all_at_boundary = std::none_of(
+        state_.gpus.begin(), state_.gpus.end(), [](const GpuRuntime& g) { return g.small_busy; });
+    if (!all_at_boundary || (!lease && state_.small_resident() > 0)) return;
+    gang.phase = GangPhase::kActive;
+    gang.active_since = now;
+    gang.admitting = true;
+    ++gang.phases_started;
+    policy_->on_gang_started(state_, now);
+    effects_.gang_events.push_back({GangEventKind::kStarted, now});
+  }
+  if (gang.phase != GangPhase::kActive || state_.large->busy) return;
+
+  const bool keep = policy_->keep_gang(state_, now);
+  if (lease) {
+    if (keep && launch_large(now, /*admit_new=*/true)) return;
+  } else {
+    if (!keep) gang.admitting = false;
+    if (launch_large(now, gang.admitting)) return;
+  }
+  release_gang(now);
+}
+
+void Scheduler::release_gang(Time now) {
+  state_.gang.phase = GangPhase::kOff;
+  policy_->on_gang_released(state_, now);
+  effects_.gang_events.push_back({GangEventKind::kReleased, now});
+}
+
+void Scheduler::maybe_start_small(GpuRuntime& gpu, Time now) {
+  if (gpu.failed || gpu.small_busy || gpu.replicas.empty()) return;
+  const GangPhase phase = state_.gang.phase;
+  if (phase == GangPhase::kActive) return;
+  if (phase == GangPhase::kPending && policy_->mode() == ExecutionMode::kLease) return;
+  // Round robin among the small models placed on this GPU, starting after the last one served.
+  const size_t count = gpu.replicas.size();
+  for (size_t i = 0; i < count; ++i) {
+    const uint32_t index = gpu.replicas[(gpu.next_replica + i) % count];
+    Replica& replica = state_.replicas[index];
+    if (replica.running.empty() && !state_.replica_has_queued_work(replica)) continue;
+    if (launch_small(gpu, replica, now)) {
+      gpu.next_replica = static_cast<uint32_t>((gpu.next_replica + i + 1) % count);
+      return;
+    }
+  }
+}
+
+}  // namespace gangway

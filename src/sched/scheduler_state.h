@@ -1,0 +1,117 @@
+// Everything the scheduler knows about the node at an instant, as plain data. The Scheduler owns
+// and mutates it; policies and routers read it through a const reference to make their
+// decisions, and tests inspect it. It holds no clock: times in it are those of past events.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/node_spec.h"
+#include "kv/block_pool.h"
+#include "model/cost_model.h"
+#include "sched/iteration.h"
+#include "sched/request_queue.h"
+#include "sched/sequence.h"
+
+namespace gangway {
+
+// A replica of one small model on one GPU: its resident sequences, the requests routed to it,
+// and its slice of the GPU's KV memory.
+struct Replica {
+  ModelId model;
+  GpuId gpu;
+  std::vector<SequenceHandle> running;  // in admission order
+  RequestQueue queue;                   // requests routed to this replica
+  BlockPool kv;
+};
+
+struct GpuRuntime {
+  GpuId id;
+  bool failed = false;
+  // An iteration is in flight on this GPU: a small-model one (small_busy) or the gang's.
+  bool small_busy = false;
+  Time busy_since;
+  Time predicted_free;  // predicted end of the iteration in flight
+  std::vector<uint32_t> replicas;  // indices into SchedulerState::replicas
+  uint32_t next_replica = 0;       // round robin among this GPU's small models
+  // The batch in flight (small model); its storage backs IterationLaunch::entries.
+  std::vector<BatchEntry> batch;
+  uint32_t batch_replica = 0;
+  // Time this GPU was last handed to the gang, for barrier accounting.
+  std::optional<Time> barrier_since;
+};
+
+struct SmallModelRuntime {
+  ModelId model;
+  std::vector<uint32_t> replicas;  // indices into SchedulerState::replicas
+  RequestQueue queue;              // not yet bound to a replica (late binding)
+  const CostModel* cost = nullptr;
+};
+
+enum class GangPhase : uint8_t {
+  kOff,      // GPUs run small-model iterations
+  kPending,  // a gang phase is wanted; GPUs are reaching their boundary (or draining)
+  kActive,   // the gang holds every GPU and runs large-model iterations
+};
+
+struct LargeModelRuntime {
+  ModelId model;
+  RequestQueue queue;
+  std::vector<SequenceHandle> running;  // resident on the gang (KV allocated)
+  BlockPool kv;
+  bool busy = false;  // a large-model iteration is in flight
+  Time busy_since;
+  Time predicted_free;
+  std::vector<BatchEntry> batch;
+  const CostModel* cost = nullptr;
+};
+
+struct GangRuntime {
+  GangPhase phase = GangPhase::kOff;
+  Time pending_since;
+  Time active_since;
+  // Whether the gang may still take new large requests in this phase (exclusive mode drains
+  // without admitting once the policy wants the GPUs back).
+  bool admitting = true;
+  int64_t phases_started = 0;
+};
+
+struct SchedulerState {
+  const NodeSpec* node = nullptr;
+  std::vector<Sequence> sequences;  // slab indexed by SequenceHandle
+  std::vector<GpuRuntime> gpus;
+  std::vector<Replica> replicas;
+  // Indexed by ModelId value; entries for the large model are unused.
+  std::vector<SmallModelRuntime> small_models;
+  std::optional<LargeModelRuntime> large;
+  GangRuntime gang;
+  int64_t live_sequences = 0;
+
+  const Sequence& sequence(SequenceHandle h) const { return sequences[h]; }
+  bool has_large_work() const {
+    return large && (!large->queue.empty() || !large->running.empty());
+  }
+  // Small-model sequences resident anywhere (exclusive mode drains these before a gang).
+  int64_t small_resident() const {
+    int64_t n = 0;
+    for (const Replica& r : replicas) n += static_cast<int64_t>(r.running.size());
+    return n;
+  }
+  bool any_small_queued() const {
+    for (const SmallModelRuntime& m : small_models) {
+      if (!m.queue.empty()) return true;
+    }
+    for (const Replica& r : replicas) {
+      if (!r.queue.empty()) return true;
+    }
+    return false;
+  }
+  // Oldest arrival among queued small-model requests (queue heads only), if any.
+  std::optional<Time> oldest_small_queued_arrival() const;
+  bool replica_has_queued_work(const Replica& replica) const {
+    return !replica.queue.empty() || !small_models[replica.model.value()].queue.empty();
+  }
+};
+
+}  // namespace gangway

@@ -1,0 +1,61 @@
+// One admitted request inside the scheduler: its spec plus where it is and how far it has got.
+// Sequences live in a slab owned by the Scheduler and are named by a SequenceHandle, a small
+// dense index that drivers may use to keep side tables (the simulator keeps true output lengths
+// there) without a hash lookup per token. A handle is reused after its request ends.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+
+#include "core/ids.h"
+#include "core/request.h"
+#include "core/time.h"
+
+namespace gangway {
+
+using SequenceHandle = uint32_t;
+inline constexpr SequenceHandle kNoSequence = std::numeric_limits<SequenceHandle>::max();
+inline constexpr uint32_t kNoReplica = std::numeric_limits<uint32_t>::max();
+
+enum class SequenceState : uint8_t {
+  kQueued,   // waiting to be admitted to an engine's running set
+  kRunning,  // resident on an engine (KV allocated), scheduled in its iterations
+  kFinished, // ended; the slot is free
+};
+
+struct Sequence {
+  RequestSpec spec;
+  SequenceState state = SequenceState::kFinished;
+  bool large = false;  // belongs to the large (gang) model
+  // The GPU whose queue or running set holds it (small models only).
+  std::optional<GpuId> gpu;
+  // Replica (index into SchedulerState::replicas) whose queue holds it while queued, or
+  // kNoReplica for the model's shared queue; and the replica it runs on once admitted.
+  uint32_t queued_replica = kNoReplica;
+  uint32_t running_replica = kNoReplica;
+  // Tokens whose KV exists on its engine (prefix hits, prefilled chunks, decoded tokens).
+  int32_t kv_tokens = 0;
+  // Tokens that must be in KV before it decodes: the prompt, or after a preemption that dropped
+  // its KV, the prompt plus what it had generated (recomputed as one long prefill).
+  int32_t prefill_target_tokens = 0;
+  int32_t cached_prompt_tokens = 0;
+  int32_t generated_tokens = 0;
+  // KV blocks this sequence holds in its engine's pool.
+  int32_t kv_blocks = 0;
+  std::optional<Time> first_scheduled;
+  std::optional<Time> first_token;
+  int32_t preemptions = 0;
+  // Position in its queue's order (set when queued; smaller runs first).
+  int64_t queue_key = 0;
+  uint64_t queue_sequence = 0;
+  // Set while the sequence is part of an iteration in flight: it may not be moved or freed.
+  bool in_flight = false;
+  // Set when cancellation arrived while in flight; honoured when the iteration completes.
+  bool cancel_pending = false;
+
+  bool prefill_done() const { return kv_tokens >= prefill_target_tokens; }
+  int32_t remaining_prefill_tokens() const { return prefill_target_tokens - kv_tokens; }
+};
+
+}  // namespace gangway

@@ -1,0 +1,194 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+
+namespace gangway {
+
+namespace {
+
+std::vector<std::string> class_names(const NodeSpec& node) {
+  std::vector<std::string> names;
+  for (const SloClass& c : node.slo_classes) names.push_back(c.name);
+  return names;
+}
+
+std::vector<std::string> model_names(const NodeSpec& node) {
+  std::vector<std::string> names;
+  for (const ModelSpec& m : node.models) names.push_back(m.name);
+  return names;
+}
+
+const char* gang_event_name(GangEventKind kind) {
+  switch (kind) {
+    case GangEventKind::kPending:
+      return "gang pending";
+    case GangEventKind::kStarted:
+      return "gang start";
+    case GangEventKind::kReleased:
+      return "gang release";
+  }
+  return "gang";
+}
+
+}  // namespace
+
+Simulator::Simulator(const NodeSpec& node, SchedulerOptions scheduler_options,
+                     std::unique_ptr<GangPolicy> policy, std::unique_ptr<Router> router,
+                     RequestSource& source, SimulationOptions options)
+    : node_(node),
+      options_(options),
+      source_(source),
+      scheduler_(std::make_unique<Scheduler>(node, scheduler_options, std::move(policy),
+                                             std::move(router))),
+      in_flight_(node.gpu_count + 1),
+      activities_(node.gpu_count, GpuActivity::kIdle),
+      metrics_(class_names(node), model_names(node)),
+      node_time_(node.gpu_count, Time::zero()) {
+  for (const ModelSpec& model : node.models) {
+    engine_cost_.push_back(make_cost_model(model, node.hardware));
+  }
+}
+
+Simulator::~Simulator() = default;
+
+SimulationResult Simulator::run() {
+  const Time window_end = Time::zero() + options_.duration;
+  const Time hard_end = window_end + options_.drain_limit;
+  pending_arrival_ = source_.next();
+  if (pending_arrival_ && pending_arrival_->spec.arrival < window_end) {
+    events_.push(pending_arrival_->spec.arrival, SimEventKind::kArrival, 0);
+  } else {
+    pending_arrival_.reset();
+  }
+
+  while (!events_.empty()) {
+    const SimEvent event = events_.pop();
+    if (event.time > hard_end) break;
+    if (!window_closed_ && event.time >= window_end) {
+      node_time_.observe(window_end, activities_);
+      window_closed_ = true;
+    }
+    now_ = event.time;
+    ++events_processed_;
+    handle(event);
+    apply_effects();
+    arm_wakeup();
+    observe_node();
+    // Done once arrivals have stopped and nothing is left in the system.
+    if (!pending_arrival_ && scheduler_->live_requests() == 0) break;
+  }
+  if (scheduler_->live_requests() > 0) {
+    scheduler_->stop(now_, Reason::kDriverStopped);
+    apply_effects();
+  }
+  // Everything happened inside the window: the GPUs kept their last activity until its end.
+  if (!window_closed_) node_time_.observe(window_end, activities_);
+
+  SimulationResult result{to_seconds(now_),
+                          to_seconds(options_.duration),
+                          events_processed_,
+                          requests_,
+                          std::move(metrics_),
+                          std::move(node_time_),
+                          scheduler_->state().gang.phases_started};
+  return result;
+}
+
+void Simulator::handle(const SimEvent& event) {
+  switch (event.kind) {
+    case SimEventKind::kArrival:
+      submit_next_arrival();
+      break;
+    case SimEventKind::kIterationDone:
+      complete_iteration(event.index);
+      break;
+    case SimEventKind::kWakeup:
+      if (event.index == wakeup_generation_) {
+        armed_wakeup_ = Time::max();
+        scheduler_->on_timer(now_);
+      }
+      break;
+    case SimEventKind::kFault:
+      break;
+  }
+}
+
+void Simulator::submit_next_arrival() {
+  WorkloadItem item = std::move(*pending_arrival_);
+  pending_arrival_.reset();
+  ++requests_;
+  metrics_.on_arrival(item.spec.model, item.spec.slo_class);
+  const SubmitResult submitted = scheduler_->submit(item.spec, now_);
+  if (submitted.accepted) {
+    if (submitted.handle >= true_output_tokens_.size()) {
+      true_output_tokens_.resize(submitted.handle + 1);
+    }
+    true_output_tokens_[submitted.handle] = std::max<int32_t>(1, item.output_tokens);
+  }
+  const Time window_end = Time::zero() + options_.duration;
+  pending_arrival_ = source_.next();
+  if (pending_arrival_ && pending_arrival_->spec.arrival < window_end) {
+    events_.push(std::max(now_, pending_arrival_->spec.arrival), SimEventKind::kArrival, 0);
+  } else {
+    pending_arrival_.reset();
+  }
+}
+
+void Simulator::complete_iteration(uint64_t engine_index) {
+  const auto gpu_count = static_cast<uint64_t>(node_.gpu_count);
+  std::span<const BatchEntry> batch = in_flight_[engine_index];
+  scratch_ended_.clear();
+  for (const BatchEntry& entry : batch) {
+    if (entry.emits_token && entry.output_tokens_after >= true_output_tokens_[entry.handle]) {
+      scratch_ended_.push_back(entry.id);
+    }
+  }
+  in_flight_[engine_index] = {};
+  const EngineRef engine = engine_index == gpu_count
+                               ? EngineRef::large()
+                               : EngineRef::small(GpuId(static_cast<uint16_t>(engine_index)));
+  scheduler_->on_iteration_done(engine, scratch_ended_, now_);
+}
+
+void Simulator::apply_effects() {
+  Effects& effects = scheduler_->effects();
+  for (const IterationLaunch& launch : effects.launches) {
+    const Duration duration = engine_cost_[launch.model.value()]->iteration_time(launch.shape);
+    const uint64_t engine_index =
+        launch.engine.gang ? static_cast<uint64_t>(node_.gpu_count) : launch.engine.gpu.value();
+    in_flight_[engine_index] = launch.entries;
+    events_.push(now_ + duration, SimEventKind::kIterationDone, engine_index);
+    if (options_.timeline) {
+      const nlohmann::json args = {{"seqs", launch.entries.size()},
+                                   {"prefill_tokens", launch.shape.prefill_tokens},
+                                   {"decode_seqs", launch.shape.decode_seqs}};
+      const std::string& name = node_.model(launch.model).name;
+      if (launch.engine.gang) {
+        options_.timeline->span_on_all_gpus(name, "lm", now_, now_ + duration, &args);
+      } else {
+        options_.timeline->span(launch.engine.gpu, name, "sm", now_, now_ + duration, &args);
+      }
+    }
+  }
+  for (const RequestRecord& record : effects.finished) metrics_.on_finished(record);
+  if (options_.timeline) {
+    for (const GangEvent& gang : effects.gang_events) {
+      options_.timeline->instant(kNodeWide, gang_event_name(gang.kind), gang.time);
+    }
+  }
+  effects.clear();
+}
+
+void Simulator::arm_wakeup() {
+  const Time wanted = scheduler_->next_wakeup(now_);
+  if (wanted == Time::max() || wanted <= now_ || wanted >= armed_wakeup_) return;
+  armed_wakeup_ = wanted;
+  events_.push(wanted, SimEventKind::kWakeup, ++wakeup_generation_);
+}
+
+void Simulator::observe_node() {
+  scheduler_->gpu_activities(activities_);
+  if (!window_closed_) node_time_.observe(now_, activities_);
+}
+
+}  // namespace gangway

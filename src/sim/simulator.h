@@ -1,0 +1,89 @@
+// The discrete-event simulator: drives the scheduler core in virtual time with a workload, and a
+// cost model standing in for the GPUs. It is the "driver" of the sans-I/O core: it owns the
+// clock (virtual), the event list and the engines, feeds the core arrivals, iteration
+// completions and timer wakeups, and carries out the core's launches by scheduling their
+// completions at the time the cost model says.
+//
+// Deterministic: the same node, policy, workload and options give the same results, bit for bit.
+// Memory is constant in the number of requests: the workload is generated lazily and metrics are
+// streaming.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "core/node_spec.h"
+#include "metrics/node_time_account.h"
+#include "metrics/run_metrics.h"
+#include "metrics/timeline_writer.h"
+#include "sched/scheduler.h"
+#include "sim/event_queue.h"
+#include "sim/workload/request_source.h"
+
+namespace gangway {
+
+struct SimulationOptions {
+  // Arrivals stop at `duration`; rates and node fractions are measured over [0, duration).
+  Duration duration = std::chrono::seconds(60);
+  // After `duration`, in-flight work may run this much longer to finish; what is still live then
+  // ends as cancelled with Reason::kDriverStopped.
+  Duration drain_limit = std::chrono::seconds(600);
+  // Optional GPU timeline (Chrome trace); not owned.
+  TimelineWriter* timeline = nullptr;
+};
+
+struct SimulationResult {
+  double simulated_s = 0;  // virtual time of the last event
+  double measured_s = 0;   // the measurement window (the arrival duration)
+  int64_t events = 0;
+  int64_t requests = 0;
+  RunMetrics metrics;
+  NodeTimeAccount node_time;
+  int64_t gang_phases = 0;
+};
+
+class Simulator {
+ public:
+  // `source` is read lazily during run(); the simulator does not own it.
+  Simulator(const NodeSpec& node, SchedulerOptions scheduler_options,
+            std::unique_ptr<GangPolicy> policy, std::unique_ptr<Router> router,
+            RequestSource& source, SimulationOptions options);
+  ~Simulator();
+
+  SimulationResult run();
+  const Scheduler& scheduler() const { return *scheduler_; }
+
+ private:
+  void handle(const SimEvent& event);
+  void submit_next_arrival();
+  void complete_iteration(uint64_t engine_index);
+  void apply_effects();
+  void arm_wakeup();
+  void observe_node();
+
+  const NodeSpec& node_;
+  SimulationOptions options_;
+  RequestSource& source_;
+  std::unique_ptr<Scheduler> scheduler_;
+  // The engines' own cost models (the truth in simulation), indexed by ModelId value.
+  std::vector<std::unique_ptr<CostModel>> engine_cost_;
+  EventQueue events_;
+  Time now_;
+  std::optional<WorkloadItem> pending_arrival_;
+  // True output length of each live sequence, indexed by SequenceHandle.
+  std::vector<int32_t> true_output_tokens_;
+  // Batch in flight per engine (index gpu_count is the gang).
+  std::vector<std::span<const BatchEntry>> in_flight_;
+  std::vector<RequestId> scratch_ended_;
+  std::vector<GpuActivity> activities_;
+  Time armed_wakeup_ = Time::max();
+  uint64_t wakeup_generation_ = 0;
+  int64_t events_processed_ = 0;
+  int64_t requests_ = 0;
+  bool window_closed_ = false;
+  RunMetrics metrics_;
+  NodeTimeAccount node_time_;
+};
+
+}  // namespace gangway
