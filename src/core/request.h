@@ -30,6 +30,10 @@ struct RequestSpec {
   // Chained hashes of the prompt's full blocks, at the node's KV block size. May be empty
   // (no prefix information: nothing is reused).
   std::vector<BlockHash> prefix_blocks;
+  // The true output length, known only to a simulator. Set only when an experiment runs an
+  // oracle reference policy (perfect knowledge, to measure what prediction costs); the
+  // scheduler's own policies never read it and servers never set it.
+  std::optional<int32_t> oracle_output_tokens;
 };
 
 }  // namespace gangway

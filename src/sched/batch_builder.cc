@@ -43,6 +43,23 @@ RequestQueue* pick_queue(RequestQueue* a, RequestQueue* b) {
 
 }  // namespace
 
+void Scheduler::record_admission_prediction(Sequence& seq, const ModelSpec& model,
+                                            int32_t batch_size, Time now) {
+  // Remaining time as the prefill's chunks plus one iteration per further token, each as long as
+  // an iteration of the batch the engine runs now (a rough but cheap stand-in).
+  const double remaining = state_.predictor.expected_remaining(seq);
+  seq.predicted_output_tokens = seq.generated_tokens + remaining;
+  const CostModel& cost = *cost_models_[model.id.value()];
+  const Duration prefill = prefill_time(cost, model, seq.remaining_prefill_tokens(), seq.kv_tokens);
+  BatchShape decode;
+  decode.decode_seqs = std::max<int32_t>(1, batch_size);
+  decode.decode_context_tokens =
+      static_cast<int64_t>(decode.decode_seqs) * (seq.spec.prompt_tokens + 64);
+  const Duration step = cost.iteration_time(decode);
+  seq.predicted_finish =
+      now + prefill + Duration(static_cast<int64_t>(std::max(0.0, remaining - 1) * step.count()));
+}
+
 bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now) {
   BatchTarget target;
   target.model = &node_.model(replica.model);
@@ -225,7 +242,10 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
       seq.running_replica = target.replica_index;
       seq.gpu = target.replica->gpu;
     }
-    if (!seq.first_scheduled) seq.first_scheduled = now;
+    if (!seq.first_scheduled) {
+      seq.first_scheduled = now;
+      record_admission_prediction(seq, model, static_cast<int32_t>(running.size()), now);
+    }
     running.push_back(h);
     add_prefill_chunk(h, seq);
   }

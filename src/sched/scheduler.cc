@@ -1,6 +1,7 @@
 #include "sched/scheduler.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "kv/kv_layout.h"
@@ -14,6 +15,10 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
       policy_(std::move(policy)),
       router_(router ? std::move(router) : std::make_unique<LateBindingRouter>()) {
   state_.node = &node_;
+  state_.predictor = OutputLengthPredictor(static_cast<int>(node_.models.size()),
+                                           options_.prior_mean_output_tokens,
+                                           options_.oracle_predictor);
+  state_.prediction_accuracy.resize(node_.models.size());
   const KvLayout layout = compute_kv_layout(node_, options_.large_kv_fraction);
 
   for (const ModelSpec& model : node_.models) {
@@ -194,6 +199,16 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
     }
   }
   effects_.finished.push_back(record);
+  if (outcome == Outcome::kCompleted) {
+    state_.predictor.observe(seq.spec.model, seq.spec.prompt_tokens, seq.generated_tokens);
+    if (seq.first_scheduled) {
+      PredictionAccuracy& accuracy = state_.prediction_accuracy[seq.spec.model.value()];
+      ++accuracy.samples;
+      accuracy.abs_error_tokens_sum += std::abs(seq.predicted_output_tokens - seq.generated_tokens);
+      accuracy.abs_error_seconds_sum += std::abs(to_seconds(now - seq.predicted_finish));
+      accuracy.actual_tokens_sum += seq.generated_tokens;
+    }
+  }
 
   handle_by_id_.erase(seq.spec.id);
   seq.state = SequenceState::kFinished;

@@ -38,6 +38,10 @@ struct SchedulerOptions {
   // Fraction of a KV pool kept free when admitting a new sequence, so that running sequences can
   // grow a while before anyone must be preempted (vLLM's watermark).
   double kv_admission_watermark = 0.01;
+  // Output length assumed before any request of a model has completed.
+  double prior_mean_output_tokens = 128;
+  // Predict from RequestSpec::oracle_output_tokens (experiments' perfect-knowledge reference).
+  bool oracle_predictor = false;
 };
 
 struct SubmitResult {
@@ -111,6 +115,8 @@ class Scheduler {
   struct BatchTarget;
   bool build_batch(BatchTarget& target, Time now);
   void preempt_for_memory(BatchTarget& target, int64_t blocks_needed, Time now);
+  void record_admission_prediction(Sequence& seq, const ModelSpec& model, int32_t batch_size,
+                                   Time now);
 
   NodeSpec node_;
   SchedulerOptions options_;

@@ -11,6 +11,7 @@
 #include "kv/block_pool.h"
 #include "model/cost_model.h"
 #include "sched/iteration.h"
+#include "sched/output_length_predictor.h"
 #include "sched/request_queue.h"
 #include "sched/sequence.h"
 
@@ -77,6 +78,19 @@ struct GangRuntime {
   int64_t phases_started = 0;
 };
 
+// How well output lengths were predicted, per model: each completed request compares what was
+// predicted when it was admitted with what happened. Streaming sums; constant memory.
+struct PredictionAccuracy {
+  int64_t samples = 0;
+  double abs_error_tokens_sum = 0;
+  double abs_error_seconds_sum = 0;
+  double actual_tokens_sum = 0;
+
+  double mean_abs_error_tokens() const { return samples ? abs_error_tokens_sum / samples : 0; }
+  double mean_abs_error_seconds() const { return samples ? abs_error_seconds_sum / samples : 0; }
+  double mean_actual_tokens() const { return samples ? actual_tokens_sum / samples : 0; }
+};
+
 struct SchedulerState {
   const NodeSpec* node = nullptr;
   std::vector<Sequence> sequences;  // slab indexed by SequenceHandle
@@ -87,6 +101,9 @@ struct SchedulerState {
   std::optional<LargeModelRuntime> large;
   GangRuntime gang;
   int64_t live_sequences = 0;
+  // Learns output lengths from completed requests; policies read it to predict.
+  OutputLengthPredictor predictor{0, 1.0, false};
+  std::vector<PredictionAccuracy> prediction_accuracy;  // indexed by ModelId value
 
   const Sequence& sequence(SequenceHandle h) const { return sequences[h]; }
   bool has_large_work() const {

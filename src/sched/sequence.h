@@ -46,6 +46,9 @@ struct Sequence {
   std::optional<Time> first_scheduled;
   std::optional<Time> first_token;
   int32_t preemptions = 0;
+  // What the predictor expected at admission: the output length and the finish time.
+  double predicted_output_tokens = 0;
+  Time predicted_finish;
   // Position in its queue's order (set when queued; smaller runs first).
   int64_t queue_key = 0;
   uint64_t queue_sequence = 0;

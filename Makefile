@@ -1,0 +1,43 @@
+# The two commands of the README:
+#   make run    builds gangway and runs its main job
+#   make test   builds the tests (normal and sanitizer builds) and runs them
+# Both install missing Debian packages first (scripts/setup.sh).
+
+JOBS ?= $(shell nproc)
+CMAKE_COMMON := -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+
+.PHONY: run test setup release test-build asan-build bench clean
+
+setup:
+	@scripts/setup.sh
+
+release: setup
+	@cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DGANGWAY_BUILD_TESTS=OFF \
+	  -DGANGWAY_BUILD_BENCHMARKS=ON $(CMAKE_COMMON) >/dev/null
+	@cmake --build build/release -j$(JOBS)
+
+run: release
+	build/release/src/cli/gangway simulate examples/peak-mixed.yaml \
+	  --policy fcfs --policy sm-first --policy lm-first --policy time-slice
+
+test-build: setup
+	@cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGANGWAY_WERROR=ON \
+	  -DGANGWAY_CHECK_INVARIANTS=ON -DGANGWAY_BUILD_BENCHMARKS=OFF $(CMAKE_COMMON) >/dev/null
+	@cmake --build build/test -j$(JOBS)
+
+asan-build: setup
+	@cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DGANGWAY_WERROR=ON -DGANGWAY_SANITIZE=ON \
+	  -DGANGWAY_CHECK_INVARIANTS=ON -DGANGWAY_BUILD_BENCHMARKS=OFF \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" $(CMAKE_COMMON) >/dev/null
+	@cmake --build build/asan -j$(JOBS)
+
+test: test-build asan-build
+	cd build/test && ctest --output-on-failure -j$(JOBS)
+	cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j$(JOBS) -LE slow
+
+bench: release
+	build/release/bench/gangway_bench
+
+clean:
+	rm -rf build
