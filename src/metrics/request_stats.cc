@@ -1,0 +1,111 @@
+#include "metrics/request_stats.h"
+
+#include <algorithm>
+
+namespace gangway {
+
+namespace {
+
+// Token counts in a record are non-negative by construction; a negative one is a driver bug
+// that must not wrap an unsigned counter.
+uint64_t non_negative(int32_t tokens) {
+  return static_cast<uint64_t>(std::max(tokens, 0));
+}
+
+}  // namespace
+
+nlohmann::json histogram_summary_json(const StreamingHistogram& histogram) {
+  return {
+      {"count", histogram.count()},
+      {"mean", histogram.mean()},
+      {"min", histogram.min()},
+      {"p50", histogram.quantile(0.50)},
+      {"p90", histogram.quantile(0.90)},
+      {"p99", histogram.quantile(0.99)},
+      {"p999", histogram.quantile(0.999)},
+      {"max", histogram.max()},
+  };
+}
+
+void RequestStats::on_finished(const RequestRecord& record) {
+  switch (record.outcome) {
+    case Outcome::kCompleted:
+      ++completed_;
+      if (record.slo_met) ++slo_met_;
+      e2e_ms_.record(to_ms(record.e2e()));
+      break;
+    case Outcome::kRejected:
+      ++rejected_;
+      break;
+    case Outcome::kCancelled:
+      ++cancelled_;
+      break;
+    case Outcome::kFailed:
+      ++failed_;
+      break;
+  }
+  if (record.outcome != Outcome::kCompleted) {
+    const auto reason_index = static_cast<std::size_t>(record.reason);
+    if (reason_index < by_reason_.size()) ++by_reason_[reason_index];
+  }
+  if (const auto queue_delay = record.queue_delay()) {
+    queue_ms_.record(to_ms(*queue_delay));
+    prompt_tokens_ += non_negative(record.prompt_tokens);
+    cached_prompt_tokens_ += non_negative(record.cached_prompt_tokens);
+  }
+  if (const auto ttft = record.ttft()) ttft_ms_.record(to_ms(*ttft));
+  if (const auto tpot = record.tpot()) tpot_ms_.record(to_ms(*tpot));
+  output_tokens_ += non_negative(record.output_tokens);
+}
+
+void RequestStats::merge(const RequestStats& other) {
+  arrived_ += other.arrived_;
+  completed_ += other.completed_;
+  rejected_ += other.rejected_;
+  cancelled_ += other.cancelled_;
+  failed_ += other.failed_;
+  slo_met_ += other.slo_met_;
+  for (std::size_t i = 0; i < by_reason_.size(); ++i) by_reason_[i] += other.by_reason_[i];
+  prompt_tokens_ += other.prompt_tokens_;
+  output_tokens_ += other.output_tokens_;
+  cached_prompt_tokens_ += other.cached_prompt_tokens_;
+  queue_ms_.merge(other.queue_ms_);
+  ttft_ms_.merge(other.ttft_ms_);
+  tpot_ms_.merge(other.tpot_ms_);
+  e2e_ms_.merge(other.e2e_ms_);
+}
+
+nlohmann::json RequestStats::to_json(double simulated_s) const {
+  nlohmann::json reasons = nlohmann::json::object();
+  for (int i = 0; i < kReasonCount; ++i) {
+    const uint64_t count = by_reason_[static_cast<std::size_t>(i)];
+    if (count > 0) reasons[to_string(static_cast<Reason>(i))] = count;
+  }
+  const auto ratio_or_null = [](double numerator, double denominator) -> nlohmann::json {
+    if (!(denominator > 0.0)) return nullptr;
+    return numerator / denominator;
+  };
+  return {
+      {"arrived", arrived_},
+      {"completed", completed_},
+      {"rejected", rejected_},
+      {"failed", failed_},
+      {"cancelled", cancelled_},
+      {"slo_met", slo_met_},
+      {"slo_attainment",
+       ratio_or_null(static_cast<double>(slo_met_), static_cast<double>(arrived_))},
+      {"goodput_rps", ratio_or_null(static_cast<double>(slo_met_), simulated_s)},
+      {"queue_ms", histogram_summary_json(queue_ms_)},
+      {"ttft_ms", histogram_summary_json(ttft_ms_)},
+      {"tpot_ms", histogram_summary_json(tpot_ms_)},
+      {"e2e_ms", histogram_summary_json(e2e_ms_)},
+      {"reasons", reasons},
+      {"prompt_tokens", prompt_tokens_},
+      {"output_tokens", output_tokens_},
+      {"cached_prompt_tokens", cached_prompt_tokens_},
+      {"prefix_hit_rate", ratio_or_null(static_cast<double>(cached_prompt_tokens_),
+                                        static_cast<double>(prompt_tokens_))},
+  };
+}
+
+}  // namespace gangway

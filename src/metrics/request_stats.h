@@ -1,0 +1,101 @@
+// Aggregate outcome and latency statistics for one group of requests: an SLO class, a model, or
+// the whole node.
+//
+// Why: goodput and SLO attainment are what every policy is judged by, and the numbers must be the
+// same whichever driver (simulator, server, load generator) produced them. The aggregate is told
+// about arrivals and finished requests (a RequestRecord each) and never reads a clock; memory is
+// constant in the number of requests (counters plus four StreamingHistograms).
+//
+// Counting rules:
+//  - arrived counts on_arrival() calls; every arrival is expected to finish exactly once with
+//    one of completed, rejected, cancelled or failed, so in_flight() = arrived - finished.
+//  - slo_met counts completed requests whose record says slo_met (a non-completed record never
+//    meets its SLO, whatever its flag says).
+//  - reasons counts non-completed outcomes by Reason.
+//  - queue_ms records every request that was scheduled (has first_scheduled); ttft_ms every one
+//    with a first token; tpot_ms every one with tpot() (two or more output tokens, first token
+//    seen), whatever its outcome; e2e_ms completed requests only.
+//  - prompt_tokens and cached_prompt_tokens count only requests that were scheduled (a rejected
+//    prompt never met the prefix cache), so prefix_hit_rate = cached / prompt is the cache's
+//    hit rate over prompts it saw. output_tokens counts every record.
+//
+// JSON (to_json; key names are a public contract read by outside tools):
+//   {"arrived","completed","rejected","failed","cancelled","slo_met",
+//    "slo_attainment": slo_met / arrived, or null when nothing arrived,
+//    "goodput_rps": slo_met / simulated_s, or null when simulated_s <= 0,
+//    "queue_ms","ttft_ms","tpot_ms","e2e_ms": {"count","mean","min","p50","p90","p99","p999","max"}
+//      (all 0 when the histogram is empty),
+//    "reasons": {reason name: count} (only reasons seen),
+//    "prompt_tokens","output_tokens","cached_prompt_tokens",
+//    "prefix_hit_rate": cached / prompt tokens, or null when no prompt token was scheduled}
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <nlohmann/json.hpp>
+
+#include "core/outcome.h"
+#include "metrics/streaming_histogram.h"
+
+namespace gangway {
+
+// Number of Reason values: kDriverStopped must stay the last enumerator (a test checks that
+// to_string knows no Reason past it).
+inline constexpr int kReasonCount = static_cast<int>(Reason::kDriverStopped) + 1;
+
+// One histogram's summary in the contract shape {"count","mean","min","p50",...,"max"}.
+nlohmann::json histogram_summary_json(const StreamingHistogram& histogram);
+
+class RequestStats {
+ public:
+  void on_arrival() { ++arrived_; }
+  void on_finished(const RequestRecord& record);
+
+  // Adds another group's counts and histograms to this one.
+  void merge(const RequestStats& other);
+
+  uint64_t arrived() const { return arrived_; }
+  uint64_t completed() const { return completed_; }
+  uint64_t rejected() const { return rejected_; }
+  uint64_t cancelled() const { return cancelled_; }
+  uint64_t failed() const { return failed_; }
+  uint64_t finished() const { return completed_ + rejected_ + cancelled_ + failed_; }
+  // Arrived but not finished yet; negative only if a driver finishes a request it never reported
+  // arriving.
+  int64_t in_flight() const {
+    return static_cast<int64_t>(arrived_) - static_cast<int64_t>(finished());
+  }
+  uint64_t slo_met() const { return slo_met_; }
+  // Non-completed outcomes with this reason.
+  uint64_t count_with_reason(Reason reason) const {
+    return by_reason_[static_cast<std::size_t>(reason)];
+  }
+  uint64_t prompt_tokens() const { return prompt_tokens_; }
+  uint64_t output_tokens() const { return output_tokens_; }
+  uint64_t cached_prompt_tokens() const { return cached_prompt_tokens_; }
+
+  const StreamingHistogram& queue_ms() const { return queue_ms_; }
+  const StreamingHistogram& ttft_ms() const { return ttft_ms_; }
+  const StreamingHistogram& tpot_ms() const { return tpot_ms_; }
+  const StreamingHistogram& e2e_ms() const { return e2e_ms_; }
+
+  nlohmann::json to_json(double simulated_s) const;
+
+ private:
+  uint64_t arrived_ = 0;
+  uint64_t completed_ = 0;
+  uint64_t rejected_ = 0;
+  uint64_t cancelled_ = 0;
+  uint64_t failed_ = 0;
+  uint64_t slo_met_ = 0;
+  std::array<uint64_t, kReasonCount> by_reason_{};
+  uint64_t prompt_tokens_ = 0;
+  uint64_t output_tokens_ = 0;
+  uint64_t cached_prompt_tokens_ = 0;
+  StreamingHistogram queue_ms_;
+  StreamingHistogram ttft_ms_;
+  StreamingHistogram tpot_ms_;
+  StreamingHistogram e2e_ms_;
+};
+
+}  // namespace gangway

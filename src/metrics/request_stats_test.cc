@@ -1,0 +1,208 @@
+#include "metrics/request_stats.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "metrics/allocation_count_for_tests.h"
+
+namespace gangway {
+namespace {
+
+Time at_ms(double ms) {
+  return Time::zero() + ms_to_duration(ms);
+}
+
+// A completed request: queued 10 ms, first token at 50 ms, 11 output tokens ending at 150 ms
+// (TPOT 10 ms), e2e 150 ms.
+RequestRecord completed_record(bool slo_met) {
+  RequestRecord record;
+  record.outcome = Outcome::kCompleted;
+  record.reason = Reason::kNone;
+  record.arrival = at_ms(0);
+  record.first_scheduled = at_ms(10);
+  record.first_token = at_ms(50);
+  record.finished = at_ms(150);
+  record.prompt_tokens = 100;
+  record.cached_prompt_tokens = 40;
+  record.output_tokens = 11;
+  record.slo_met = slo_met;
+  return record;
+}
+
+RequestRecord rejected_record(Reason reason) {
+  RequestRecord record;
+  record.outcome = Outcome::kRejected;
+  record.reason = reason;
+  record.arrival = at_ms(0);
+  record.finished = at_ms(0);
+  record.prompt_tokens = 500;  // never scheduled: must not count toward prompt tokens
+  return record;
+}
+
+TEST(RequestStats, CountsEachOutcomeOnce) {
+  RequestStats stats;
+  for (int i = 0; i < 6; ++i) stats.on_arrival();
+  stats.on_finished(completed_record(true));
+  stats.on_finished(completed_record(false));
+  stats.on_finished(rejected_record(Reason::kQueueFull));
+  RequestRecord cancelled = completed_record(false);
+  cancelled.outcome = Outcome::kCancelled;
+  cancelled.reason = Reason::kClientCancelled;
+  stats.on_finished(cancelled);
+  RequestRecord failed = rejected_record(Reason::kEngineFailed);
+  failed.outcome = Outcome::kFailed;
+  stats.on_finished(failed);
+
+  EXPECT_EQ(stats.arrived(), 6u);
+  EXPECT_EQ(stats.completed(), 2u);
+  EXPECT_EQ(stats.rejected(), 1u);
+  EXPECT_EQ(stats.cancelled(), 1u);
+  EXPECT_EQ(stats.failed(), 1u);
+  EXPECT_EQ(stats.finished(), 5u);
+  EXPECT_EQ(stats.in_flight(), 1);
+  EXPECT_EQ(stats.slo_met(), 1u);
+  EXPECT_EQ(stats.count_with_reason(Reason::kQueueFull), 1u);
+  EXPECT_EQ(stats.count_with_reason(Reason::kClientCancelled), 1u);
+  EXPECT_EQ(stats.count_with_reason(Reason::kEngineFailed), 1u);
+  EXPECT_EQ(stats.count_with_reason(Reason::kNone), 0u);  // completed ones are not "reasons"
+}
+
+TEST(RequestStats, NonCompletedNeverMeetsItsSlo) {
+  RequestStats stats;
+  stats.on_arrival();
+  RequestRecord cancelled = completed_record(true);
+  cancelled.outcome = Outcome::kCancelled;
+  cancelled.reason = Reason::kClientCancelled;
+  stats.on_finished(cancelled);
+  EXPECT_EQ(stats.slo_met(), 0u);
+}
+
+TEST(RequestStats, LatencyHistogramsRecordOnlyWhatTheRequestReached) {
+  RequestStats stats;
+  stats.on_finished(completed_record(true));
+  stats.on_finished(rejected_record(Reason::kShed));
+  RequestRecord cancelled_after_one_token = completed_record(false);
+  cancelled_after_one_token.outcome = Outcome::kCancelled;
+  cancelled_after_one_token.reason = Reason::kClientCancelled;
+  cancelled_after_one_token.output_tokens = 1;
+  stats.on_finished(cancelled_after_one_token);
+
+  EXPECT_EQ(stats.queue_ms().count(), 2u);  // both scheduled ones
+  EXPECT_EQ(stats.ttft_ms().count(), 2u);   // both with a first token
+  EXPECT_EQ(stats.tpot_ms().count(), 1u);   // only the one with two or more tokens
+  EXPECT_EQ(stats.e2e_ms().count(), 1u);    // completed only
+  EXPECT_DOUBLE_EQ(stats.queue_ms().mean(), 10.0);
+  EXPECT_DOUBLE_EQ(stats.ttft_ms().mean(), 50.0);
+  EXPECT_DOUBLE_EQ(stats.tpot_ms().mean(), 10.0);
+  EXPECT_DOUBLE_EQ(stats.e2e_ms().max(), 150.0);
+}
+
+TEST(RequestStats, PromptTokensCountOnlyScheduledRequests) {
+  RequestStats stats;
+  stats.on_finished(completed_record(true));
+  stats.on_finished(completed_record(true));
+  stats.on_finished(rejected_record(Reason::kQueueFull));
+  EXPECT_EQ(stats.prompt_tokens(), 200u);
+  EXPECT_EQ(stats.cached_prompt_tokens(), 80u);
+  EXPECT_EQ(stats.output_tokens(), 22u);
+  EXPECT_DOUBLE_EQ(stats.to_json(1.0)["prefix_hit_rate"].get<double>(), 0.4);
+}
+
+TEST(RequestStats, JsonHasEveryContractKey) {
+  RequestStats stats;
+  for (int i = 0; i < 4; ++i) stats.on_arrival();
+  stats.on_finished(completed_record(true));
+  stats.on_finished(completed_record(false));
+  stats.on_finished(rejected_record(Reason::kDeadlineUnmeetable));
+  stats.on_finished(rejected_record(Reason::kDeadlineUnmeetable));
+
+  // Round-trip through text, as an outside tool reads it.
+  const nlohmann::json json = nlohmann::json::parse(stats.to_json(10.0).dump());
+  for (const char* key : {"arrived", "completed", "rejected", "failed", "cancelled"}) {
+    ASSERT_TRUE(json.contains(key)) << key;
+    EXPECT_TRUE(json[key].is_number_unsigned()) << key;
+  }
+  EXPECT_EQ(json["arrived"], 4);
+  EXPECT_EQ(json["completed"], 2);
+  EXPECT_EQ(json["rejected"], 2);
+  EXPECT_EQ(json["failed"], 0);
+  EXPECT_EQ(json["cancelled"], 0);
+  ASSERT_TRUE(json.contains("slo_attainment"));
+  EXPECT_DOUBLE_EQ(json["slo_attainment"].get<double>(), 0.25);
+  ASSERT_TRUE(json.contains("goodput_rps"));
+  EXPECT_DOUBLE_EQ(json["goodput_rps"].get<double>(), 0.1);
+  for (const char* histogram : {"queue_ms", "ttft_ms", "tpot_ms", "e2e_ms"}) {
+    ASSERT_TRUE(json.contains(histogram)) << histogram;
+    for (const char* field : {"mean", "p50", "p90", "p99", "max", "count"}) {
+      ASSERT_TRUE(json[histogram].contains(field)) << histogram << "." << field;
+      EXPECT_TRUE(json[histogram][field].is_number()) << histogram << "." << field;
+    }
+  }
+  EXPECT_NEAR(json["ttft_ms"]["p50"].get<double>(), 50.0, 0.5);
+  EXPECT_DOUBLE_EQ(json["e2e_ms"]["max"].get<double>(), 150.0);
+  EXPECT_EQ(json["slo_met"], 1);
+  EXPECT_EQ(json["reasons"], nlohmann::json({{"deadline_unmeetable", 2}}));
+  for (const char* key : {"prompt_tokens", "output_tokens", "cached_prompt_tokens"}) {
+    EXPECT_TRUE(json[key].is_number_unsigned()) << key;
+  }
+  EXPECT_TRUE(json["prefix_hit_rate"].is_number());
+}
+
+TEST(RequestStats, EmptyGroupHasNullAttainmentAndZeroHistograms) {
+  const RequestStats stats;
+  const nlohmann::json json = nlohmann::json::parse(stats.to_json(60.0).dump());
+  ASSERT_TRUE(json.contains("slo_attainment"));
+  EXPECT_TRUE(json["slo_attainment"].is_null());
+  EXPECT_TRUE(json["prefix_hit_rate"].is_null());
+  EXPECT_EQ(json["goodput_rps"].get<double>(), 0.0);
+  EXPECT_EQ(json["ttft_ms"]["p99"].get<double>(), 0.0);
+  EXPECT_EQ(json["ttft_ms"]["count"], 0);
+  EXPECT_TRUE(json["reasons"].is_object());
+  EXPECT_TRUE(json["reasons"].empty());
+}
+
+TEST(RequestStats, GoodputIsNullWithoutSimulatedTime) {
+  RequestStats stats;
+  stats.on_arrival();
+  stats.on_finished(completed_record(true));
+  EXPECT_TRUE(stats.to_json(0.0)["goodput_rps"].is_null());
+  EXPECT_EQ(stats.to_json(0.0)["slo_attainment"].get<double>(), 1.0);
+}
+
+TEST(RequestStats, ReasonCountCoversEveryReason) {
+  // kReasonCount assumes kDriverStopped is the last Reason: to_string must know the last slot
+  // and nothing past it.
+  EXPECT_STRNE(to_string(static_cast<Reason>(kReasonCount - 1)), "?");
+  EXPECT_STREQ(to_string(static_cast<Reason>(kReasonCount)), "?");
+}
+
+TEST(RequestStats, MergeAddsEverything) {
+  RequestStats a;
+  RequestStats b;
+  a.on_arrival();
+  a.on_finished(completed_record(true));
+  b.on_arrival();
+  b.on_arrival();
+  b.on_finished(rejected_record(Reason::kShed));
+  a.merge(b);
+  EXPECT_EQ(a.arrived(), 3u);
+  EXPECT_EQ(a.completed(), 1u);
+  EXPECT_EQ(a.rejected(), 1u);
+  EXPECT_EQ(a.count_with_reason(Reason::kShed), 1u);
+  EXPECT_EQ(a.in_flight(), 1);
+}
+
+TEST(RequestStats, OnFinishedNeverAllocates) {
+  RequestStats stats;
+  const RequestRecord record = completed_record(true);
+  const uint64_t allocations_before = testing::allocations_so_far();
+  for (int i = 0; i < 100'000; ++i) {
+    stats.on_arrival();
+    stats.on_finished(record);
+  }
+  EXPECT_EQ(testing::allocations_so_far(), allocations_before);
+}
+
+}  // namespace
+}  // namespace gangway
