@@ -25,14 +25,12 @@ struct ModelShape {
   int32_t kv_heads = 0;
   int32_t head_dim = 0;
   int32_t ffn = 0;
-  double parameters = 0;     // total parameter count
-  int32_t dtype_bytes = 2;   // bf16 weights and KV
+  double parameters = 0;    // total parameter count
+  int32_t dtype_bytes = 2;  // bf16 weights and KV
 
   double weight_bytes() const { return parameters * dtype_bytes; }
   // K and V for every layer: 2 x layers x kv_heads x head_dim x dtype bytes.
-  int64_t kv_bytes_per_token() const {
-    return 2LL * layers * kv_heads * head_dim * dtype_bytes;
-  }
+  int64_t kv_bytes_per_token() const { return 2LL * layers * kv_heads * head_dim * dtype_bytes; }
 };
 
 // Llama-3-8B and Llama-3-70B shapes (Meta's model cards and config.json files).

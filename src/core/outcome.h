@@ -13,18 +13,18 @@ namespace gangway {
 enum class Outcome : uint8_t { kCompleted, kRejected, kCancelled, kFailed };
 
 enum class Reason : uint8_t {
-  kNone,               // completed normally
-  kQueueFull,          // a hard queue cap was reached (retry elsewhere)
-  kDeadlineUnmeetable, // predicted TTFT exceeds the class target (retry elsewhere)
-  kRateLimited,        // tenant or class token bucket empty (retry later)
-  kShed,               // dropped by the overload ladder (retry elsewhere)
-  kNoCapacity,         // the model cannot run on this node now, e.g. a GPU is lost (elsewhere)
-  kDraining,           // the node is shutting down (retry elsewhere)
-  kBadRequest,         // the request can never be served here (do not retry)
-  kClientCancelled,    // the client went away
-  kDeadlineExpired,    // waited past its deadline after admission and was dropped
-  kEngineFailed,       // the GPU running it failed
-  kDriverStopped,      // the driver stopped (simulation end, shutdown grace expired)
+  kNone,                // completed normally
+  kQueueFull,           // a hard queue cap was reached (retry elsewhere)
+  kDeadlineUnmeetable,  // predicted TTFT exceeds the class target (retry elsewhere)
+  kRateLimited,         // tenant or class token bucket empty (retry later)
+  kShed,                // dropped by the overload ladder (retry elsewhere)
+  kNoCapacity,          // the model cannot run on this node now, e.g. a GPU is lost (elsewhere)
+  kDraining,            // the node is shutting down (retry elsewhere)
+  kBadRequest,          // the request can never be served here (do not retry)
+  kClientCancelled,     // the client went away
+  kDeadlineExpired,     // waited past its deadline after admission and was dropped
+  kEngineFailed,        // the GPU running it failed
+  kDriverStopped,       // the driver stopped (simulation end, shutdown grace expired)
 };
 
 const char* to_string(Outcome outcome);

@@ -48,9 +48,15 @@ class Time {
   int64_t ns_ = 0;
 };
 
-inline constexpr double to_seconds(Duration d) { return static_cast<double>(d.count()) * 1e-9; }
-inline constexpr double to_ms(Duration d) { return static_cast<double>(d.count()) * 1e-6; }
-inline constexpr double to_seconds(Time t) { return static_cast<double>(t.ns()) * 1e-9; }
+inline constexpr double to_seconds(Duration d) {
+  return static_cast<double>(d.count()) * 1e-9;
+}
+inline constexpr double to_ms(Duration d) {
+  return static_cast<double>(d.count()) * 1e-6;
+}
+inline constexpr double to_seconds(Time t) {
+  return static_cast<double>(t.ns()) * 1e-9;
+}
 
 // Rounds to the nearest nanosecond; negative and NaN inputs are a caller bug and clamp to zero
 // so that a broken cost model can never move time backwards.
@@ -60,7 +66,9 @@ inline Duration seconds_to_duration(double seconds) {
   if (ns >= static_cast<double>(std::numeric_limits<int64_t>::max())) return Duration::max();
   return Duration(static_cast<int64_t>(ns));
 }
-inline Duration ms_to_duration(double ms) { return seconds_to_duration(ms * 1e-3); }
+inline Duration ms_to_duration(double ms) {
+  return seconds_to_duration(ms * 1e-3);
+}
 inline Time seconds_to_time(double seconds) {
   return Time::zero() + seconds_to_duration(seconds);
 }

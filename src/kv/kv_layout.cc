@@ -35,9 +35,9 @@ KvLayout compute_kv_layout(const NodeSpec& node, double large_kv_fraction) {
                                std::to_string(gpu.hbm_bytes / 1'000'000'000.0) +
                                " GB of HBM; expected room left for a KV pool");
     }
-    gpu.large_kv_bytes =
-        small_models_here == 0 && large ? gpu.kv_bytes
-                                        : static_cast<int64_t>(gpu.kv_bytes * large_kv_fraction);
+    gpu.large_kv_bytes = small_models_here == 0 && large
+                             ? gpu.kv_bytes
+                             : static_cast<int64_t>(gpu.kv_bytes * large_kv_fraction);
     const int64_t small_total = gpu.kv_bytes - gpu.large_kv_bytes;
     for (const ModelSpec& model : node.models) {
       if (model.is_large()) continue;

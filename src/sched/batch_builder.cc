@@ -87,6 +87,7 @@ bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now) {
   gpu.small_busy = true;
   gpu.busy_since = now;
   gpu.predicted_free = now + predicted;
+  gpu.last_iteration = predicted;
   gpu.batch_replica = target.replica_index;
   effects_.launches.push_back(
       IterationLaunch{EngineRef::small(gpu.id), replica.model, gpu.batch, shape, predicted, now});
@@ -119,37 +120,21 @@ bool Scheduler::launch_large(Time now, bool admit_new) {
   large.busy = true;
   large.busy_since = now;
   large.predicted_free = now + predicted;
+  large.last_iteration = predicted;
   effects_.launches.push_back(
       IterationLaunch{EngineRef::large(), large.model, large.batch, shape, predicted, now});
   return true;
 }
 
 void Scheduler::preempt_for_memory(BatchTarget& target, int64_t blocks_needed, Time now) {
-  (void)now;
   const int32_t block_tokens = node_.kv_block_tokens;
   std::vector<SequenceHandle>& running = *target.running;
   while (target.kv->free_blocks() < blocks_needed && !running.empty()) {
     const SequenceHandle victim = running.back();
-    Sequence& seq = state_.sequences[victim];
-    running.pop_back();
+    const Sequence& seq = state_.sequences[victim];
     // Blocks the victim would itself have needed this iteration no longer count.
     if (seq.prefill_done() && seq.kv_tokens % block_tokens == 0) --blocks_needed;
-    release_kv(seq, *target.kv);
-    seq.prefill_target_tokens = seq.spec.prompt_tokens + seq.generated_tokens;
-    seq.kv_tokens = 0;
-    seq.cached_prompt_tokens = 0;
-    ++seq.preemptions;
-    seq.running_replica = kNoReplica;
-    if (seq.large) {
-      enqueue_large(victim);
-    } else {
-      // Back to the front of where it came from: its queue key is its arrival, so it stays ahead
-      // of younger requests.
-      Sequence& s = state_.sequences[victim];
-      s.state = SequenceState::kQueued;
-      s.queued_replica = target.replica_index;
-      target.replica->queue.push(victim, s, policy_->queue_key(state_, s));
-    }
+    preempt(victim, now);
   }
 }
 
@@ -236,6 +221,7 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
       break;
     }
     queue->erase(h, seq);
+    count_transition(seq, SequenceState::kQueued, SequenceState::kRunning);
     seq.state = SequenceState::kRunning;
     seq.queued_replica = kNoReplica;
     if (target.replica) {

@@ -10,6 +10,7 @@
 //   keep_gang(now)                gang active, at a large-model iteration boundary: go on?
 //   admit_large(seq, now)         may a queued large request join the gang's batch?
 //   admit_small(replica, seq, now) may a queued small request join a replica's batch?
+//   force_drain(now)              exclusive mode, gang pending: evict stragglers now?
 //   next_wakeup(now)              when to be asked again if nothing else happens
 #pragma once
 
@@ -53,13 +54,20 @@ class GangPolicy {
     (void)now;
     return true;
   }
-  virtual bool admit_small(const SchedulerState& state, const Replica& replica,
-                           const Sequence& seq, Time now) {
+  virtual bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
+                           Time now) {
     (void)state;
     (void)replica;
     (void)seq;
     (void)now;
     return true;
+  }
+  // Exclusive mode, gang pending: evict the small sequences still resident on GPUs at their
+  // boundary (their KV is dropped and recomputed later) rather than wait for them to finish?
+  virtual bool force_drain(const SchedulerState& state, Time now) {
+    (void)state;
+    (void)now;
+    return false;
   }
   virtual Time next_wakeup(const SchedulerState& state, Time now) const {
     (void)state;
@@ -78,6 +86,10 @@ class GangPolicy {
     (void)state;
     (void)launch;
     (void)end;
+  }
+  virtual void on_gang_pending(const SchedulerState& state, Time now) {
+    (void)state;
+    (void)now;
   }
   virtual void on_gang_started(const SchedulerState& state, Time now) {
     (void)state;

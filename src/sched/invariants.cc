@@ -21,8 +21,9 @@ void Scheduler::check_invariants() const {
   std::vector<uint8_t> seen(seqs.size(), 0);
   auto visit = [&](SequenceHandle h, const char* where, SequenceState expected) {
     if (h >= seqs.size()) violated(std::string("handle out of range in ") + where);
-    if (seen[h]) violated("request " + std::to_string(seqs[h].spec.id.value()) +
-                          " is in two places (second: " + where + ")");
+    if (seen[h])
+      violated("request " + std::to_string(seqs[h].spec.id.value()) +
+               " is in two places (second: " + where + ")");
     seen[h] = 1;
     if (seqs[h].state != expected) {
       violated("request " + std::to_string(seqs[h].spec.id.value()) + " in " + where +
@@ -40,7 +41,8 @@ void Scheduler::check_invariants() const {
       ++placed;
     }
   };
-  for (const SmallModelRuntime& model : state_.small_models) visit_queue(model.queue, "shared queue");
+  for (const SmallModelRuntime& model : state_.small_models)
+    visit_queue(model.queue, "shared queue");
   for (const Replica& replica : state_.replicas) {
     visit_queue(replica.queue, "replica queue");
     int64_t blocks = 0;
@@ -81,6 +83,22 @@ void Scheduler::check_invariants() const {
     violated("request id index out of step with live requests");
   }
 
+  // The per-class counters match a recount.
+  {
+    std::vector<std::vector<int64_t>> queued(state_.queued_by_class.size(),
+                                             std::vector<int64_t>(node_.slo_classes.size(), 0));
+    std::vector<std::vector<int64_t>> running = queued;
+    for (const Sequence& seq : seqs) {
+      if (seq.state == SequenceState::kQueued)
+        ++queued[seq.spec.model.value()][seq.spec.slo_class.value()];
+      if (seq.state == SequenceState::kRunning)
+        ++running[seq.spec.model.value()][seq.spec.slo_class.value()];
+    }
+    if (queued != state_.queued_by_class || running != state_.running_by_class) {
+      violated("per-class queued/running counters out of step with the requests");
+    }
+  }
+
   // Gang exclusivity: no GPU runs small and large work at once; a large iteration has the gang.
   const bool large_busy = state_.large && state_.large->busy;
   for (const GpuRuntime& gpu : state_.gpus) {
@@ -98,7 +116,8 @@ void Scheduler::check_invariants() const {
 
   // In flight: exactly the sequences of the batches in flight.
   int64_t in_flight = 0;
-  for (const Sequence& seq : seqs) in_flight += seq.state != SequenceState::kFinished && seq.in_flight;
+  for (const Sequence& seq : seqs)
+    in_flight += seq.state != SequenceState::kFinished && seq.in_flight;
   int64_t batched = 0;
   for (const GpuRuntime& gpu : state_.gpus) {
     if (gpu.small_busy) batched += static_cast<int64_t>(gpu.batch.size());

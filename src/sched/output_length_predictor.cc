@@ -29,8 +29,7 @@ const std::array<double, OutputLengthPredictor::kLengthBins + 1>& bin_edges() {
 
 }  // namespace
 
-OutputLengthPredictor::OutputLengthPredictor(int model_count, double prior_mean_tokens,
-                                             bool oracle)
+OutputLengthPredictor::OutputLengthPredictor(int model_count, double prior_mean_tokens, bool oracle)
     : prior_mean_tokens_(std::max(1.0, prior_mean_tokens)),
       oracle_(oracle),
       histograms_(static_cast<size_t>(model_count)) {}
@@ -41,13 +40,17 @@ int OutputLengthPredictor::prompt_bucket(int32_t prompt_tokens) {
   return std::min(bucket, kPromptBuckets - 1);
 }
 
-double OutputLengthPredictor::bin_lower(int bin) { return bin_edges()[bin]; }
-double OutputLengthPredictor::bin_upper(int bin) { return bin_edges()[bin + 1]; }
+double OutputLengthPredictor::bin_lower(int bin) {
+  return bin_edges()[bin];
+}
+double OutputLengthPredictor::bin_upper(int bin) {
+  return bin_edges()[bin + 1];
+}
 
 int OutputLengthPredictor::length_bin(int64_t tokens) {
   const auto& edges = bin_edges();
-  const auto it =
-      std::upper_bound(edges.begin(), edges.end(), static_cast<double>(std::max<int64_t>(1, tokens)));
+  const auto it = std::upper_bound(edges.begin(), edges.end(),
+                                   static_cast<double>(std::max<int64_t>(1, tokens)));
   const int bin = static_cast<int>(it - edges.begin()) - 1;
   return std::clamp(bin, 0, kLengthBins - 1);
 }

@@ -12,12 +12,28 @@ namespace {
 
 using Factory = std::unique_ptr<GangPolicy> (*)(const PolicySpec&);
 
+// Aliases that fix gangway's mode, so both modes can run side by side in one comparison.
+std::unique_ptr<GangPolicy> make_gangway_lease_policy(const PolicySpec& spec) {
+  PolicySpec lease = spec;
+  lease.mode = "lease";
+  return make_gangway_policy(lease);
+}
+std::unique_ptr<GangPolicy> make_gangway_exclusive_policy(const PolicySpec& spec) {
+  PolicySpec exclusive = spec;
+  exclusive.mode = "exclusive";
+  return make_gangway_policy(exclusive);
+}
+
 const std::vector<std::pair<std::string, Factory>>& registry() {
   static const std::vector<std::pair<std::string, Factory>> entries = {
       {"fcfs", &make_fcfs_policy},
       {"sm-first", &make_sm_first_policy},
       {"lm-first", &make_lm_first_policy},
       {"time-slice", &make_time_slice_policy},
+      {"easy-backfill", &make_easy_backfill_policy},
+      {"gangway", &make_gangway_policy},
+      {"gangway-lease", &make_gangway_lease_policy},
+      {"gangway-exclusive", &make_gangway_exclusive_policy},
   };
   return entries;
 }
@@ -45,6 +61,31 @@ void validate_policy_spec(const PolicySpec& spec) {
   if (!known) {
     throw InputError::at("", std::nullopt, "policy",
                          "unknown policy '" + spec.name + "'; expected one of: " + joined_names());
+  }
+  if (spec.mode != "lease" && spec.mode != "exclusive") {
+    throw InputError::at("", std::nullopt, "policy.mode",
+                         "unknown mode '" + spec.mode + "'; expected lease or exclusive");
+  }
+  if (!(spec.large_weight > 0)) {
+    throw InputError::at("", std::nullopt, "policy.large_weight", "expected a weight > 0");
+  }
+  if (!(spec.small_weight > 0)) {
+    throw InputError::at("", std::nullopt, "policy.small_weight", "expected a weight > 0");
+  }
+  if (spec.lease_min <= Duration(0)) {
+    throw InputError::at("", std::nullopt, "policy.lease_min_ms", "expected a value > 0");
+  }
+  if (spec.lease_max < spec.lease_min) {
+    throw InputError::at("", std::nullopt, "policy.lease_max_ms",
+                         "expected a value >= policy.lease_min_ms");
+  }
+  if (spec.max_large_wait <= Duration(0)) {
+    throw InputError::at("", std::nullopt, "policy.max_large_wait_ms", "expected a value > 0");
+  }
+  if (spec.batching_delay < Duration(0) || spec.urgency_margin < Duration(0) ||
+      spec.overrun_grace < Duration(0)) {
+    throw InputError::at("", std::nullopt, "policy",
+                         "batching_delay_ms, urgency_margin_ms and overrun_grace_ms must be >= 0");
   }
   if (spec.name == "time-slice") {
     if (spec.slice_period <= Duration(0)) {

@@ -16,6 +16,31 @@ struct PolicySpec {
   // to the large model; no feedback from queues.
   Duration slice_period = std::chrono::milliseconds(200);
   double slice_large_share = 0.5;
+
+  // gangway: `mode` picks lease (iteration level) or exclusive (request level, backfill).
+  std::string mode = "lease";
+  // Shares of GPU-time when both tiers have work: the large model gets
+  // large_weight / (large_weight + small_weight) of it, the small models the rest.
+  double large_weight = 1.0;
+  double small_weight = 1.0;
+  // A lease, once started, lasts at least lease_min (so its barrier is worth paying) and at most
+  // lease_max (the bound on how long small requests wait), less if the large queue empties.
+  Duration lease_min = std::chrono::milliseconds(40);
+  Duration lease_max = std::chrono::milliseconds(200);
+  // Aging: a large request never waits longer than this for a gang phase to begin, whatever
+  // the shares say.
+  Duration max_large_wait = std::chrono::milliseconds(1000);
+  // While the large model is within its share and nothing is urgent, let its requests gather
+  // this long before paying a barrier for them.
+  Duration batching_delay = std::chrono::milliseconds(25);
+  // A request whose deadline slack falls below this is urgent: an urgent large request pulls a
+  // lease forward; an urgent small request cuts one short (after lease_min).
+  Duration urgency_margin = std::chrono::milliseconds(40);
+  // Exclusive mode: trust the 90th percentile of predicted lengths for backfill instead of the
+  // mean (conservative backfill), and how long past the predicted drain the gang waits before
+  // the cheaper of waiting and evicting the stragglers is chosen.
+  bool conservative_backfill = true;
+  Duration overrun_grace = std::chrono::milliseconds(50);
 };
 
 }  // namespace gangway

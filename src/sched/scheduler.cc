@@ -15,10 +15,14 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
       policy_(std::move(policy)),
       router_(router ? std::move(router) : std::make_unique<LateBindingRouter>()) {
   state_.node = &node_;
-  state_.predictor = OutputLengthPredictor(static_cast<int>(node_.models.size()),
-                                           options_.prior_mean_output_tokens,
-                                           options_.oracle_predictor);
+  state_.predictor =
+      OutputLengthPredictor(static_cast<int>(node_.models.size()),
+                            options_.prior_mean_output_tokens, options_.oracle_predictor);
   state_.prediction_accuracy.resize(node_.models.size());
+  state_.queued_by_class.assign(node_.models.size(),
+                                std::vector<int64_t>(node_.slo_classes.size(), 0));
+  state_.running_by_class = state_.queued_by_class;
+  state_.queued_prompt_tokens.assign(node_.models.size(), 0);
   const KvLayout layout = compute_kv_layout(node_, options_.large_kv_fraction);
 
   for (const ModelSpec& model : node_.models) {
@@ -107,6 +111,7 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
     return result;
   }
   const SequenceHandle handle = allocate_sequence(spec);
+  count_transition(state_.sequences[handle], SequenceState::kFinished, SequenceState::kQueued);
   if (model.is_large()) {
     enqueue_large(handle);
   } else {
@@ -117,6 +122,21 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
   decide(now);
   after_event();
   return result;
+}
+
+void Scheduler::count_transition(const Sequence& seq, SequenceState from, SequenceState to) {
+  const size_t model = seq.spec.model.value();
+  const size_t slo = seq.spec.slo_class.value();
+  auto adjust = [&](SequenceState state, int64_t delta) {
+    if (state == SequenceState::kQueued) {
+      state_.queued_by_class[model][slo] += delta;
+      state_.queued_prompt_tokens[model] += delta * seq.remaining_prefill_tokens();
+    } else if (state == SequenceState::kRunning) {
+      state_.running_by_class[model][slo] += delta;
+    }
+  };
+  adjust(from, -1);
+  adjust(to, +1);
 }
 
 void Scheduler::enqueue_small(SequenceHandle handle, Time now) {
@@ -163,11 +183,10 @@ void Scheduler::release_kv(Sequence& seq, BlockPool& pool) {
 void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Time now) {
   Sequence& seq = state_.sequences[handle];
   if (seq.state == SequenceState::kQueued) {
-    RequestQueue& queue =
-        seq.large ? state_.large->queue
-                  : (seq.queued_replica != kNoReplica
-                         ? state_.replicas[seq.queued_replica].queue
-                         : state_.small_models[seq.spec.model.value()].queue);
+    RequestQueue& queue = seq.large ? state_.large->queue
+                                    : (seq.queued_replica != kNoReplica
+                                           ? state_.replicas[seq.queued_replica].queue
+                                           : state_.small_models[seq.spec.model.value()].queue);
     queue.erase(handle, seq);
   } else if (seq.state == SequenceState::kRunning) {
     release_kv(seq, pool_of(seq));
@@ -175,6 +194,7 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
         seq.large ? state_.large->running : state_.replicas[seq.running_replica].running;
     running.erase(std::find(running.begin(), running.end(), handle));
   }
+  count_transition(seq, seq.state, SequenceState::kFinished);
   RequestRecord record;
   record.id = seq.spec.id;
   record.model = seq.spec.model;
@@ -228,8 +248,8 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
   } else {
     GpuRuntime& gpu = state_.gpus.at(engine.gpu.value());
     if (!gpu.small_busy) throw std::logic_error("on_iteration_done: the GPU has no iteration");
-    IterationLaunch launch{engine, state_.replicas[gpu.batch_replica].model, gpu.batch, {}, {},
-                           gpu.busy_since};
+    IterationLaunch launch{
+        engine, state_.replicas[gpu.batch_replica].model, gpu.batch, {}, {}, gpu.busy_since};
     policy_->on_iteration_finished(state_, launch, now);
     gpu.small_busy = false;
     complete_batch(gpu.batch, ended, now);
@@ -303,7 +323,9 @@ void Scheduler::stop(Time now, Reason reason) {
   after_event();
 }
 
-Time Scheduler::next_wakeup(Time now) const { return policy_->next_wakeup(state_, now); }
+Time Scheduler::next_wakeup(Time now) const {
+  return policy_->next_wakeup(state_, now);
+}
 
 void Scheduler::gpu_activities(std::span<GpuActivity> out) const {
   const bool large_busy = state_.large && state_.large->busy;
@@ -352,10 +374,10 @@ void Scheduler::advance_gang(Time now) {
   GangRuntime& gang = state_.gang;
   const bool lease = policy_->mode() == ExecutionMode::kLease;
 
-  if (gang.phase == GangPhase::kOff && state_.has_large_work() &&
-      policy_->want_gang(state_, now)) {
+  if (gang.phase == GangPhase::kOff && state_.has_large_work() && policy_->want_gang(state_, now)) {
     gang.phase = GangPhase::kPending;
     gang.pending_since = now;
+    policy_->on_gang_pending(state_, now);
     effects_.gang_events.push_back({GangEventKind::kPending, now});
   }
   if (gang.phase == GangPhase::kPending) {
@@ -364,8 +386,14 @@ void Scheduler::advance_gang(Time now) {
       effects_.gang_events.push_back({GangEventKind::kReleased, now});
       return;
     }
-    const bool all_at_boundary = std::none_of(
-        state_.gpus.begin(), state_.gpus.end(), [](const GpuRuntime& g) { return g.small_busy; });
+    if (!lease && state_.small_resident() > 0 && policy_->force_drain(state_, now)) {
+      // The policy judged waiting for the drain dearer than recomputing the stragglers.
+      for (GpuRuntime& gpu : state_.gpus) {
+        if (!gpu.small_busy) preempt_resident_small(gpu, now);
+      }
+    }
+    const bool all_at_boundary = std::none_of(state_.gpus.begin(), state_.gpus.end(),
+                                              [](const GpuRuntime& g) { return g.small_busy; });
     if (!all_at_boundary || (!lease && state_.small_resident() > 0)) return;
     gang.phase = GangPhase::kActive;
     gang.active_since = now;

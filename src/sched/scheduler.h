@@ -115,6 +115,11 @@ class Scheduler {
   struct BatchTarget;
   bool build_batch(BatchTarget& target, Time now);
   void preempt_for_memory(BatchTarget& target, int64_t blocks_needed, Time now);
+  // Drops a resident sequence's KV and queues it again for recomputation (preemption.cc).
+  void preempt(SequenceHandle handle, Time now);
+  void preempt_resident_small(GpuRuntime& gpu, Time now);
+  // Keeps SchedulerState's per-class counters in step with a sequence's state changes.
+  void count_transition(const Sequence& seq, SequenceState from, SequenceState to);
   void record_admission_prediction(Sequence& seq, const ModelSpec& model, int32_t batch_size,
                                    Time now);
 

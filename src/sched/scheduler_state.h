@@ -33,7 +33,8 @@ struct GpuRuntime {
   // An iteration is in flight on this GPU: a small-model one (small_busy) or the gang's.
   bool small_busy = false;
   Time busy_since;
-  Time predicted_free;  // predicted end of the iteration in flight
+  Time predicted_free;             // predicted end of the iteration in flight
+  Duration last_iteration{0};      // predicted length of the last iteration launched here
   std::vector<uint32_t> replicas;  // indices into SchedulerState::replicas
   uint32_t next_replica = 0;       // round robin among this GPU's small models
   // The batch in flight (small model); its storage backs IterationLaunch::entries.
@@ -64,6 +65,7 @@ struct LargeModelRuntime {
   bool busy = false;  // a large-model iteration is in flight
   Time busy_since;
   Time predicted_free;
+  Duration last_iteration{0};
   std::vector<BatchEntry> batch;
   const CostModel* cost = nullptr;
 };
@@ -101,6 +103,11 @@ struct SchedulerState {
   std::optional<LargeModelRuntime> large;
   GangRuntime gang;
   int64_t live_sequences = 0;
+  // Live request counts per model and SLO class ([model][class]), and queued prompt tokens per
+  // model, kept up to date on every transition so that load reports cost O(models x classes).
+  std::vector<std::vector<int64_t>> queued_by_class;
+  std::vector<std::vector<int64_t>> running_by_class;
+  std::vector<int64_t> queued_prompt_tokens;
   // Learns output lengths from completed requests; policies read it to predict.
   OutputLengthPredictor predictor{0, 1.0, false};
   std::vector<PredictionAccuracy> prediction_accuracy;  // indexed by ModelId value

@@ -41,7 +41,9 @@ std::unique_ptr<Scheduler> make_scheduler(const NodeSpec& node, const std::strin
   return std::make_unique<Scheduler>(node, SchedulerOptions{}, make_policy(spec), nullptr);
 }
 
-Time at_ms(int64_t ms) { return Time::zero() + milliseconds(ms); }
+Time at_ms(int64_t ms) {
+  return Time::zero() + milliseconds(ms);
+}
 
 TEST(Scheduler, SmallRequestRunsPrefillThenDecodesToMaxTokens) {
   const NodeSpec node = constant_node(1, false);
@@ -132,8 +134,7 @@ TEST(Scheduler, RejectsRequestsThatCanNeverRun) {
   EXPECT_FALSE(scheduler->submit(request(1, ModelId(0), 0, 10, at_ms(0)), at_ms(0)).accepted);
   EXPECT_FALSE(scheduler->submit(request(2, ModelId(0), 10, 0, at_ms(0)), at_ms(0)).accepted);
   EXPECT_FALSE(scheduler->submit(request(3, ModelId(9), 10, 10, at_ms(0)), at_ms(0)).accepted);
-  EXPECT_FALSE(
-      scheduler->submit(request(4, ModelId(0), 32000, 1000, at_ms(0)), at_ms(0)).accepted);
+  EXPECT_FALSE(scheduler->submit(request(4, ModelId(0), 32000, 1000, at_ms(0)), at_ms(0)).accepted);
   ASSERT_EQ(effects.finished.size(), 4u);
   for (const RequestRecord& record : effects.finished) {
     EXPECT_EQ(record.outcome, Outcome::kRejected);

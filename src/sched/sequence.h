@@ -19,9 +19,9 @@ inline constexpr SequenceHandle kNoSequence = std::numeric_limits<SequenceHandle
 inline constexpr uint32_t kNoReplica = std::numeric_limits<uint32_t>::max();
 
 enum class SequenceState : uint8_t {
-  kQueued,   // waiting to be admitted to an engine's running set
-  kRunning,  // resident on an engine (KV allocated), scheduled in its iterations
-  kFinished, // ended; the slot is free
+  kQueued,    // waiting to be admitted to an engine's running set
+  kRunning,   // resident on an engine (KV allocated), scheduled in its iterations
+  kFinished,  // ended; the slot is free
 };
 
 struct Sequence {

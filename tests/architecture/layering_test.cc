@@ -30,8 +30,7 @@ const std::map<std::string, std::set<std::string>>& allowed_includes() {
       {"sim", {"core", "model", "kv", "metrics", "sched", "sim"}},
       {"config", {"core", "model", "kv", "metrics", "sched", "sim", "config"}},
       {"engine", {"core", "model", "kv", "metrics", "sched", "engine"}},
-      {"server",
-       {"core", "model", "kv", "metrics", "sched", "sim", "config", "engine", "server"}},
+      {"server", {"core", "model", "kv", "metrics", "sched", "sim", "config", "engine", "server"}},
       {"cli",
        {"core", "model", "kv", "metrics", "sched", "sim", "config", "engine", "server", "cli"}},
   };
@@ -87,7 +86,9 @@ std::string without_comments(const std::string& text) {
   return std::regex_replace(text, line_comment, "");
 }
 
-TEST(Layering, FoundTheSources) { EXPECT_GT(source_files().size(), 20u); }
+TEST(Layering, FoundTheSources) {
+  EXPECT_GT(source_files().size(), 20u);
+}
 
 TEST(Layering, LayersIncludeOnlyDownward) {
   static const std::regex include(R"(#include\s+"([a-z_]+)/)");

@@ -14,5 +14,8 @@ std::unique_ptr<GangPolicy> make_fcfs_policy(const PolicySpec& spec);
 std::unique_ptr<GangPolicy> make_sm_first_policy(const PolicySpec& spec);
 std::unique_ptr<GangPolicy> make_lm_first_policy(const PolicySpec& spec);
 std::unique_ptr<GangPolicy> make_time_slice_policy(const PolicySpec& spec);
+std::unique_ptr<GangPolicy> make_easy_backfill_policy(const PolicySpec& spec);
+// spec.mode chooses lease or exclusive.
+std::unique_ptr<GangPolicy> make_gangway_policy(const PolicySpec& spec);
 
 }  // namespace gangway

@@ -26,8 +26,8 @@ class TimeSlicePolicy final : public GangPolicy {
     if (!state.has_large_work()) return Time::max();
     const int64_t cycle_start = now.ns() - now.ns() % period_ns_;
     const int64_t offset = now.ns() - cycle_start;
-    const int64_t next = offset < large_window_ns_ ? cycle_start + large_window_ns_
-                                                   : cycle_start + period_ns_;
+    const int64_t next =
+        offset < large_window_ns_ ? cycle_start + large_window_ns_ : cycle_start + period_ns_;
     return Time::from_ns(next);
   }
 

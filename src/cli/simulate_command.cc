@@ -1,0 +1,137 @@
+#include "cli/simulate_command.h"
+
+#include <fstream>
+#include <memory>
+
+#include "cli/simulation_report.h"
+#include "cli/simulation_run.h"
+#include "core/input_error.h"
+#include "sched/policy_registry.h"
+
+namespace gangway {
+
+namespace {
+
+// Applies the command line's overrides to the scenario; throws InputError for bad values.
+void apply_overrides(const SimulateOptions& options, Scenario& scenario) {
+  if (options.seed) scenario.seed = *options.seed;
+  if (options.duration_s) {
+    if (!(*options.duration_s > 0)) {
+      throw InputError::at("", std::nullopt, "--duration", "expected seconds > 0");
+    }
+    scenario.duration = seconds_to_duration(*options.duration_s);
+  }
+  if (options.trace_format && !options.trace_path) {
+    throw InputError::at("", std::nullopt, "--trace-format", "needs --trace FILE");
+  }
+  if (options.trace_path) {
+    TraceSpec trace;
+    trace.path = *options.trace_path;
+    const bool jsonl = trace.path.size() >= 6 && trace.path.ends_with(".jsonl");
+    trace.format = options.trace_format
+                       ? parse_trace_format(*options.trace_format, "", "--trace-format")
+                       : (jsonl ? TraceFormat::mooncake : TraceFormat::azure);
+    trace.rules = scenario.trace_mapping;
+    trace.origin = "--trace";
+    scenario.streams.clear();
+    scenario.trace = trace;
+  }
+  if (options.rate_scale) {
+    if (!(*options.rate_scale > 0)) {
+      throw InputError::at("", std::nullopt, "--rate-scale", "expected a factor > 0");
+    }
+    for (StreamSpec& stream : scenario.streams) stream.arrival.rate_scale *= *options.rate_scale;
+    if (scenario.trace) scenario.trace->rate_scale *= *options.rate_scale;
+  }
+  if (scenario.trace) validate(*scenario.trace);
+}
+
+std::vector<PolicySpec> policies_to_run(const SimulateOptions& options, const Scenario& scenario) {
+  if (options.policies.empty()) return {scenario.policy};
+  std::vector<PolicySpec> specs;
+  for (const std::string& name : options.policies) {
+    PolicySpec spec = scenario.policy;  // the scenario's parameters apply to any policy
+    spec.name = name;
+    validate_policy_spec(spec);
+    specs.push_back(spec);
+  }
+  return specs;
+}
+
+// With several policies, each gets its own timeline file: "run.json" -> "run.fcfs.json".
+std::string timeline_path_for(const std::string& path, const std::string& policy, bool several) {
+  if (!several) return path;
+  const size_t dot = path.find_last_of('.');
+  const size_t slash = path.find_last_of('/');
+  if (dot == std::string::npos || (slash != std::string::npos && dot < slash)) {
+    return path + "." + policy;
+  }
+  return path.substr(0, dot) + "." + policy + path.substr(dot);
+}
+
+}  // namespace
+
+CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "simulate", "Run a scenario in the deterministic simulator and compare gang policies");
+  command
+      ->add_option("scenario", options.scenario_path, "Scenario YAML file (see docs/scenario.md)")
+      ->required();
+  command->add_option("--policy", options.policies,
+                      "Gang policy to run; repeat to compare several on the same arrivals "
+                      "(default: the scenario's policy)");
+  command->add_option("--seed", options.seed, "Override the scenario's seed");
+  command->add_option("--duration", options.duration_s, "Override the arrival window, in seconds");
+  command->add_option("--rate-scale", options.rate_scale,
+                      "Multiply every arrival rate (trace replay: compress time) by this factor");
+  command->add_option("--trace", options.trace_path,
+                      "Replay this trace instead of the scenario's workload, mapped to models and "
+                      "classes by the scenario's trace_mapping");
+  command->add_option("--trace-format", options.trace_format,
+                      "Trace format: azure, mooncake or burstgpt (default: mooncake for .jsonl, "
+                      "else azure)");
+  command->add_flag("--json", options.json, "Print exactly one JSON document on stdout");
+  command->add_option("--timeline", options.timeline_path,
+                      "Write the GPU schedule as Chrome trace / Perfetto JSON to this file "
+                      "(with several policies: FILE.POLICY.json each)");
+  return command;
+}
+
+int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream& err) {
+  std::vector<PolicyRun> runs;
+  Scenario scenario;
+  try {
+    scenario = load_scenario(options.scenario_path);
+    apply_overrides(options, scenario);
+    const std::vector<PolicySpec> policies = policies_to_run(options, scenario);
+    for (const PolicySpec& policy : policies) {
+      std::ofstream timeline_file;
+      std::unique_ptr<TimelineWriter> timeline;
+      if (options.timeline_path) {
+        const std::string path =
+            timeline_path_for(*options.timeline_path, policy.name, policies.size() > 1);
+        timeline_file.open(path);
+        if (!timeline_file) {
+          throw InputError::at(path, std::nullopt, "--timeline", "cannot open for writing");
+        }
+        timeline = std::make_unique<TimelineWriter>(timeline_file, scenario.node.gpu_count);
+      }
+      runs.push_back(run_policy(scenario, policy, timeline.get()));
+      if (timeline) timeline->close();
+    }
+  } catch (const InputError& error) {
+    err << "gangway: error: " << error.what() << "\n";
+    return 2;
+  } catch (const std::exception& error) {
+    err << "gangway: failure while simulating: " << error.what() << "\n";
+    return 1;
+  }
+  if (options.json) {
+    out << simulation_report_json(scenario, runs).dump() << "\n";
+  } else {
+    print_simulation_table(out, scenario, runs);
+  }
+  return 0;
+}
+
+}  // namespace gangway

@@ -1,0 +1,33 @@
+// `gangway simulate`: runs a scenario in the simulator under one or more gang policies (same
+// seed, same arrivals) and prints them side by side, or as one JSON document with --json.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace gangway {
+
+struct SimulateOptions {
+  std::string scenario_path;
+  std::vector<std::string> policies;
+  std::optional<uint64_t> seed;
+  std::optional<double> duration_s;
+  std::optional<double> rate_scale;
+  std::optional<std::string> trace_path;
+  std::optional<std::string> trace_format;
+  bool json = false;
+  std::optional<std::string> timeline_path;
+};
+
+// Registers the subcommand and its flags; `options` must outlive parsing.
+CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options);
+
+// Runs it. Returns the process exit status: 0 success, 2 bad input (scenario, trace, flags),
+// 1 a failure while running. Messages go to `err`.
+int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace gangway

@@ -1,0 +1,110 @@
+#include "sched/load_report.h"
+
+#include <algorithm>
+
+namespace gangway {
+
+namespace {
+
+const char* phase_name(GangPhase phase) {
+  switch (phase) {
+    case GangPhase::kOff:
+      return "off";
+    case GangPhase::kPending:
+      return "pending";
+    case GangPhase::kActive:
+      return "active";
+  }
+  return "?";
+}
+
+// Seconds of prefill per prompt token for a model, from one chunk alone on its engine.
+double prefill_seconds_per_token(const ModelSpec& model, const CostModel& cost) {
+  BatchShape chunk;
+  chunk.prefill_tokens = model.prefill_chunk_tokens;
+  chunk.prefill_seqs = 1;
+  return to_seconds(cost.iteration_time(chunk)) / model.prefill_chunk_tokens;
+}
+
+}  // namespace
+
+LoadReport compute_load_report(const SchedulerState& state, Time now) {
+  LoadReport report;
+  report.at = now;
+  report.gang_phase = phase_name(state.gang.phase);
+  if (state.gang.phase == GangPhase::kPending) {
+    report.gang_since_s = to_seconds(state.gang.pending_since);
+  } else if (state.gang.phase == GangPhase::kActive) {
+    report.gang_since_s = to_seconds(state.gang.active_since);
+  }
+  report.live_requests = state.live_sequences;
+  const NodeSpec& node = *state.node;
+  for (const ModelSpec& model : node.models) {
+    ModelLoad load;
+    load.model = model.name;
+    load.tier = to_string(model.tier);
+    const size_t m = model.id.value();
+    for (const SloClass& slo : node.slo_classes) {
+      ClassLoad class_load;
+      class_load.slo_class = slo.name;
+      class_load.queued = state.queued_by_class[m][slo.id.value()];
+      class_load.running = state.running_by_class[m][slo.id.value()];
+      load.queued += class_load.queued;
+      load.running += class_load.running;
+      load.classes.push_back(class_load);
+    }
+    // Queued prompt tokens ahead, spread over the model's engines, at prefill speed; plus the
+    // time the gang holds the GPUs (small models) or until the gang can start (large model).
+    const CostModel* cost = model.is_large() ? state.large->cost : state.small_models[m].cost;
+    const double engines =
+        model.is_large() ? 1.0 : std::max<size_t>(1, state.small_models[m].replicas.size());
+    double wait_s = prefill_seconds_per_token(model, *cost) *
+                    static_cast<double>(state.queued_prompt_tokens[m]) / engines;
+    if (model.is_large()) {
+      if (state.gang.phase != GangPhase::kActive) {
+        Time ready = now;
+        for (const GpuRuntime& gpu : state.gpus) {
+          if (gpu.small_busy) ready = std::max(ready, gpu.predicted_free);
+        }
+        wait_s += to_seconds(ready - now);
+      }
+      load.kv_usage = state.large->kv.usage();
+    } else {
+      if (state.gang.phase == GangPhase::kActive && state.large) {
+        wait_s += to_seconds(std::max(Duration(0), state.large->predicted_free - now));
+      }
+      double used = 0;
+      double capacity = 0;
+      for (uint32_t index : state.small_models[m].replicas) {
+        used += static_cast<double>(state.replicas[index].kv.used_blocks());
+        capacity += static_cast<double>(state.replicas[index].kv.capacity_blocks());
+      }
+      load.kv_usage = capacity > 0 ? used / capacity : 0.0;
+    }
+    load.predicted_wait_ms = wait_s * 1e3;
+    report.models.push_back(std::move(load));
+  }
+  return report;
+}
+
+nlohmann::json to_json(const LoadReport& report) {
+  nlohmann::json models = nlohmann::json::object();
+  for (const ModelLoad& load : report.models) {
+    nlohmann::json classes = nlohmann::json::object();
+    for (const ClassLoad& c : load.classes) {
+      classes[c.slo_class] = {{"queued", c.queued}, {"running", c.running}};
+    }
+    models[load.model] = {
+        {"tier", load.tier},         {"queued", load.queued},
+        {"running", load.running},   {"predicted_wait_ms", load.predicted_wait_ms},
+        {"kv_usage", load.kv_usage}, {"classes", classes}};
+  }
+  nlohmann::json gang = {{"phase", report.gang_phase}};
+  gang["since_s"] = report.gang_since_s ? nlohmann::json(*report.gang_since_s) : nlohmann::json();
+  return {{"at_s", to_seconds(report.at)},
+          {"live_requests", report.live_requests},
+          {"models", models},
+          {"gang", gang}};
+}
+
+}  // namespace gangway

@@ -1,0 +1,50 @@
+// What the node tells the cluster's router about its load, computed by the core from its own
+// state so that the simulator and the server publish the same thing: per model and SLO class,
+// how much is queued and running, how long a new request would wait, and how much more the node
+// can take; plus the gang's state, so a router can steer small-model traffic away during a
+// large-model reservation burst.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+#include "sched/scheduler_state.h"
+
+namespace gangway {
+
+struct ClassLoad {
+  std::string slo_class;
+  int64_t queued = 0;
+  int64_t running = 0;
+};
+
+struct ModelLoad {
+  std::string model;
+  std::string tier;
+  int64_t queued = 0;
+  int64_t running = 0;
+  // Predicted queueing delay of a request arriving now (before its own prefill).
+  double predicted_wait_ms = 0;
+  // Share of the model's KV pools in use.
+  double kv_usage = 0;
+  std::vector<ClassLoad> classes;
+};
+
+struct LoadReport {
+  Time at;
+  std::vector<ModelLoad> models;
+  std::string gang_phase;  // off | pending | active
+  // When the next (or current) gang phase started or is predicted to start, if any.
+  std::optional<double> gang_since_s;
+  int64_t live_requests = 0;
+};
+
+// Computes the report. O(models x classes + GPUs): cheap enough to publish every second.
+LoadReport compute_load_report(const SchedulerState& state, Time now);
+nlohmann::json to_json(const LoadReport& report);
+
+}  // namespace gangway

@@ -1,0 +1,66 @@
+// easy-backfill: classic EASY backfilling at request level (as in Slurm and Maui), with the
+// output-length predictor standing in for user runtime estimates. Requests start in global
+// arrival order; when the oldest waiting request is a large one, it gets a reservation at the
+// shadow time (when every GPU is predicted to have drained its small requests), and later small
+// requests may still start if they are predicted (mean length) to end before it. No arbiter,
+// no deadlines, no eviction of stragglers: the baseline that shows what the predictor alone buys.
+
+#include "sched/policies/backfill_planner.h"
+#include "sched/policies/policy_factories.h"
+
+namespace gangway {
+
+namespace {
+
+class EasyBackfillPolicy final : public GangPolicy {
+ public:
+  EasyBackfillPolicy() : planner_(/*conservative=*/false) {}
+
+  std::string_view name() const override { return "easy-backfill"; }
+  ExecutionMode mode() const override { return ExecutionMode::kExclusive; }
+
+  void plan(const SchedulerState& state, Time now) override { planner_.refresh(state, now); }
+
+  bool want_gang(const SchedulerState& state, Time) override {
+    if (!state.large->running.empty()) return true;
+    return large_head_is_oldest(state);
+  }
+  bool keep_gang(const SchedulerState& state, Time) override {
+    return !state.large->queue.empty() && large_head_is_oldest(state);
+  }
+  bool admit_large(const SchedulerState& state, const Sequence& seq, Time) override {
+    const std::optional<Time> small = state.oldest_small_queued_arrival();
+    return !small || seq.spec.arrival <= *small;
+  }
+  bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
+                   Time now) override {
+    if (state.gang.phase == GangPhase::kActive) return false;
+    const RequestQueue& large_queue = state.large->queue;
+    if (large_queue.empty() ||
+        seq.spec.arrival < state.sequence(large_queue.front()).spec.arrival) {
+      return true;  // ahead of every waiting large request
+    }
+    return planner_.ends_by(state, replica, seq, now, planner_.shadow_time(now));
+  }
+  void on_iteration_finished(const SchedulerState&, const IterationLaunch& launch, Time) override {
+    if (!launch.engine.gang) planner_.invalidate(launch.engine.gpu);
+  }
+
+ private:
+  static bool large_head_is_oldest(const SchedulerState& state) {
+    if (state.large->queue.empty()) return false;
+    const Time large_arrival = state.sequence(state.large->queue.front()).spec.arrival;
+    const std::optional<Time> small = state.oldest_small_queued_arrival();
+    return !small || large_arrival <= *small;
+  }
+
+  BackfillPlanner planner_;
+};
+
+}  // namespace
+
+std::unique_ptr<GangPolicy> make_easy_backfill_policy(const PolicySpec&) {
+  return std::make_unique<EasyBackfillPolicy>();
+}
+
+}  // namespace gangway

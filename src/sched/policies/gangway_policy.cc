@@ -1,0 +1,284 @@
+// gangway: the node's own gang policy, in lease mode (iteration level) or exclusive mode
+// (request level). See docs/gang-scheduling.md for the design and the waiting-time bounds.
+//
+// Both modes decide *when* the gang runs the same way, from three signals:
+//   1. shares: a virtual-time arbiter over GPU-seconds gives the large model its weighted share
+//      of the node when both tiers have work, and all of it when the small models have none;
+//   2. deadlines: a large request whose TTFT slack (or a resident large sequence whose TPOT
+//      budget) is running out pulls the gang forward; a small request whose TTFT slack runs out
+//      cuts a lease short once lease_min has been served;
+//   3. aging: no large request waits longer than max_large_wait for a gang phase to begin.
+// Within its share the large model waits batching_delay for requests to gather, so one barrier
+// serves several of them.
+//
+// Lease mode: a lease lasts between lease_min and lease_max, longer while large requests are
+// still queued (the horizon adapts to the queue: all of them join the batch), shorter when the
+// large model reaches its share or a small request becomes urgent. Small sequences pause in
+// place during the lease; large sequences pause between leases.
+//
+// Exclusive mode: once the gang is wanted, GPUs drain their small requests while backfill lets
+// short small requests start if they are predicted to end before the shadow time. If the drain
+// overruns its prediction by overrun_grace, the stragglers are evicted (KV dropped, recomputed
+// later) when that costs less GPU-time than idling the drained GPUs until they finish, and always
+// once the oldest large request has waited max_large_wait, which keeps the gang's start bounded.
+
+#include <algorithm>
+#include <cmath>
+
+#include "sched/policies/backfill_planner.h"
+#include "sched/policies/policy_factories.h"
+#include "sched/policies/virtual_time_arbiter.h"
+
+namespace gangway {
+
+namespace {
+
+// How many queue heads the urgency checks look at (queues can be long; heads are the oldest).
+constexpr int kHeadsChecked = 8;
+
+class GangwayPolicy final : public GangPolicy {
+ public:
+  GangwayPolicy(const PolicySpec& spec, ExecutionMode mode)
+      : spec_(spec),
+        mode_(mode),
+        arbiter_(spec.large_weight, spec.small_weight, 8),
+        planner_(spec.conservative_backfill) {}
+
+  std::string_view name() const override { return "gangway"; }
+  ExecutionMode mode() const override { return mode_; }
+
+  void plan(const SchedulerState& state, Time now) override {
+    if (!initialised_) initialise(state);
+    large_backlogged_ = state.has_large_work();
+    small_backlogged_ = state.any_small_queued() || state.small_resident() > 0;
+    arbiter_.observe_backlog(large_backlogged_, small_backlogged_);
+    if (mode_ == ExecutionMode::kExclusive) planner_.refresh(state, now);
+  }
+
+  bool want_gang(const SchedulerState& state, Time now) override {
+    if (!small_backlogged_) return true;
+    const Time waiting_since = large_waiting_since(state);
+    const Duration waited = now - waiting_since;
+    if (waited >= spec_.max_large_wait) return true;
+    if (large_urgent(state, now)) return true;
+    return arbiter_.large_within_share() && waited >= spec_.batching_delay;
+  }
+
+  bool keep_gang(const SchedulerState& state, Time now) override {
+    if (!small_backlogged_) return true;
+    const Duration elapsed = now - state.gang.active_since;
+    if (elapsed < spec_.lease_min) return true;
+    if (elapsed >= spec_.lease_max) return false;
+    if (small_urgent(state, now)) return false;
+    if (!state.large->queue.empty()) return true;  // still gathering this lease's batch
+    if (mode_ == ExecutionMode::kExclusive) return false;
+    return arbiter_.large_within_share() || large_urgent(state, now);
+  }
+
+  bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
+                   Time now) override {
+    if (mode_ == ExecutionMode::kLease || state.gang.phase != GangPhase::kPending) return true;
+    // Backfill: only what is predicted to end before the gang's reservation.
+    return planner_.ends_by(state, replica, seq, now, planner_.shadow_time(now));
+  }
+
+  bool force_drain(const SchedulerState& state, Time now) override {
+    if (mode_ != ExecutionMode::kExclusive) return false;
+    if (now - large_waiting_since(state) >= spec_.max_large_wait) return true;
+    const Time shadow = planner_.shadow_time(now);
+    if (now < pending_shadow_ + spec_.overrun_grace) return false;
+    // The drain overran its prediction. Waiting costs the drained GPUs' idle time until the
+    // stragglers finish; evicting costs recomputing the stragglers' KV later.
+    double idle_gpus = 0;
+    double recompute_s = 0;
+    for (const GpuRuntime& gpu : state.gpus) {
+      bool resident = false;
+      for (uint32_t index : gpu.replicas) {
+        for (SequenceHandle h : state.replicas[index].running) {
+          resident = true;
+          const Sequence& seq = state.sequence(h);
+          const ModelSpec& model = state.node->model(seq.spec.model);
+          recompute_s += to_seconds(
+              prefill_time(*state.small_models[model.id.value()].cost, model, seq.kv_tokens, 0));
+        }
+      }
+      if (!resident) ++idle_gpus;
+    }
+    const double wait_s = idle_gpus * to_seconds(shadow - now);
+    return recompute_s < wait_s;
+  }
+
+  Time next_wakeup(const SchedulerState& state, Time now) const override {
+    if (!large_backlogged_ || state.gang.phase == GangPhase::kActive) return Time::max();
+    if (state.gang.phase == GangPhase::kPending) {
+      if (mode_ != ExecutionMode::kExclusive) return Time::max();
+      return std::max(now, pending_shadow_ + spec_.overrun_grace);
+    }
+    const Time since = large_waiting_since(state);
+    Time wake = since + spec_.max_large_wait;
+    if (arbiter_.large_within_share()) wake = std::min(wake, since + spec_.batching_delay);
+    wake = std::min(wake, earliest_large_urgency(state));
+    return wake > now ? wake : Time::max();
+  }
+
+  void on_iteration_finished(const SchedulerState& state, const IterationLaunch& launch,
+                             Time end) override {
+    const Duration busy = end - launch.start;
+    if (launch.engine.gang) {
+      arbiter_.charge_large(busy);
+      return;
+    }
+    arbiter_.charge_small(busy);
+    planner_.invalidate(launch.engine.gpu);
+    if (state.gang.phase == GangPhase::kPending) {
+      small_busy_while_pending_s_ +=
+          to_seconds(end - std::max(launch.start, state.gang.pending_since));
+    }
+  }
+
+  void on_gang_pending(const SchedulerState& state, Time now) override {
+    if (mode_ == ExecutionMode::kExclusive) {
+      planner_.refresh(state, now);
+      pending_shadow_ = planner_.shadow_time(now);
+    }
+  }
+
+  void on_gang_started(const SchedulerState& state, Time now) override {
+    // The barrier: GPU-time between the gang being wanted and starting that small work did not
+    // use. The large model caused it, so it pays for it.
+    const double window_gpu_s =
+        static_cast<double>(state.gpus.size()) * to_seconds(now - state.gang.pending_since);
+    arbiter_.charge_large_gpu_seconds(std::max(0.0, window_gpu_s - small_busy_while_pending_s_));
+    small_busy_while_pending_s_ = 0;
+    last_lease_end_ = now;
+  }
+
+  void on_gang_released(const SchedulerState&, Time now) override { last_lease_end_ = now; }
+
+ private:
+  void initialise(const SchedulerState& state) {
+    initialised_ = true;
+    arbiter_ = VirtualTimeArbiter(spec_.large_weight, spec_.small_weight,
+                                  static_cast<int>(state.gpus.size()));
+    if (state.large) {
+      const ModelSpec& model = state.node->model(state.large->model);
+      BatchShape chunk;
+      chunk.prefill_tokens = model.prefill_chunk_tokens;
+      chunk.prefill_seqs = 1;
+      large_chunk_time_ = state.large->cost->iteration_time(chunk);
+    }
+  }
+
+  // Since when the large model has had work waiting for the gang: its queue head's arrival, or
+  // for resident sequences paused between leases, the end of the last lease.
+  Time large_waiting_since(const SchedulerState& state) const {
+    Time since = Time::max();
+    if (!state.large->queue.empty())
+      since = state.sequence(state.large->queue.front()).spec.arrival;
+    if (!state.large->running.empty()) since = std::min(since, last_lease_end_);
+    return since;
+  }
+
+  std::optional<Duration> ttft_target(const SchedulerState& state, const Sequence& seq) const {
+    return state.node->slo_class(seq.spec.slo_class).ttft_target;
+  }
+
+  // How long until the gang could start: the busiest GPU's iteration in flight (lease mode) or
+  // the predicted drain (exclusive mode).
+  Duration barrier_estimate(const SchedulerState& state, Time now) const {
+    Time ready = now;
+    if (mode_ == ExecutionMode::kExclusive) {
+      ready = planner_.shadow_time(now);
+    } else {
+      for (const GpuRuntime& gpu : state.gpus) {
+        if (gpu.small_busy) ready = std::max(ready, gpu.predicted_free);
+      }
+    }
+    return ready - now;
+  }
+
+  // The latest time the gang may start for the most pressed large request to stay on time.
+  Time earliest_large_urgency(const SchedulerState& state) const {
+    Time latest_start = Time::max();
+    int checked = 0;
+    for (const auto& entry : state.large->queue) {
+      if (++checked > kHeadsChecked) break;
+      const Sequence& seq = state.sequence(std::get<2>(entry));
+      std::optional<Time> deadline = seq.spec.ttft_deadline;
+      if (!deadline) {
+        const std::optional<Duration> target = ttft_target(state, seq);
+        if (!target) continue;
+        deadline = seq.spec.arrival + *target;
+      }
+      const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
+                                      state.node->model(seq.spec.model).prefill_chunk_tokens);
+      const Duration prefill(static_cast<int64_t>(chunks * large_chunk_time_.count()));
+      latest_start = std::min(latest_start, *deadline - prefill - spec_.urgency_margin);
+    }
+    // Resident large sequences with a TPOT target: the next token is due when the mean TPOT
+    // would otherwise exceed the target.
+    const Duration step = state.large->last_iteration;
+    for (SequenceHandle h : state.large->running) {
+      const Sequence& seq = state.sequence(h);
+      const std::optional<Duration> tpot = state.node->slo_class(seq.spec.slo_class).tpot_target;
+      if (!tpot || !seq.first_token) continue;
+      const Time due = *seq.first_token + *tpot * seq.generated_tokens;
+      latest_start = std::min(latest_start, due - step - spec_.urgency_margin);
+    }
+    return latest_start;
+  }
+
+  bool large_urgent(const SchedulerState& state, Time now) const {
+    const Time latest_start = earliest_large_urgency(state);
+    return latest_start != Time::max() && now + barrier_estimate(state, now) >= latest_start;
+  }
+
+  // A queued small request that one more large iteration would push past its TTFT deadline.
+  bool small_urgent(const SchedulerState& state, Time now) const {
+    const Duration step = state.large->last_iteration;
+    auto pressed = [&](const RequestQueue& queue) {
+      int checked = 0;
+      for (const auto& entry : queue) {
+        if (++checked > kHeadsChecked) break;
+        const Sequence& seq = state.sequence(std::get<2>(entry));
+        std::optional<Time> deadline = seq.spec.ttft_deadline;
+        if (!deadline) {
+          const std::optional<Duration> target = ttft_target(state, seq);
+          if (!target) continue;
+          deadline = seq.spec.arrival + *target;
+        }
+        if (now + step + spec_.urgency_margin >= *deadline) return true;
+      }
+      return false;
+    };
+    for (const SmallModelRuntime& model : state.small_models) {
+      if (pressed(model.queue)) return true;
+    }
+    for (const Replica& replica : state.replicas) {
+      if (pressed(replica.queue)) return true;
+    }
+    return false;
+  }
+
+  PolicySpec spec_;
+  ExecutionMode mode_;
+  VirtualTimeArbiter arbiter_;
+  BackfillPlanner planner_;
+  bool initialised_ = false;
+  bool large_backlogged_ = false;
+  bool small_backlogged_ = false;
+  Duration large_chunk_time_{0};
+  Time last_lease_end_;
+  Time pending_shadow_;
+  double small_busy_while_pending_s_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<GangPolicy> make_gangway_policy(const PolicySpec& spec) {
+  const ExecutionMode mode =
+      spec.mode == "exclusive" ? ExecutionMode::kExclusive : ExecutionMode::kLease;
+  return std::make_unique<GangwayPolicy>(spec, mode);
+}
+
+}  // namespace gangway
