@@ -1,0 +1,49 @@
+// A scenario: everything one simulation (or one server) needs, read from a YAML file. The node
+// and its models, the SLO classes, the scheduler's options and gang policy, the seed and
+// duration, and the workload: synthetic streams or a trace to replay. docs/scenario.md
+// documents every key; unknown keys are errors so that a typo never passes silently.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/server_config.h"
+#include "core/node_spec.h"
+#include "core/time.h"
+#include "sched/policy_spec.h"
+#include "sched/scheduler.h"
+#include "sim/trace/trace_spec.h"
+#include "sim/workload/workload_spec.h"
+
+namespace gangway {
+
+struct Scenario {
+  std::string name;  // `name:` or the file's stem
+  std::string path;  // the file it was read from
+  uint64_t seed = 1;
+  Duration duration = std::chrono::seconds(60);
+  Duration drain_limit = std::chrono::seconds(600);
+  NodeSpec node;
+  SchedulerOptions scheduler;
+  PolicySpec policy;
+  // Tenant names, indexed by TenantId value (tenant 0 is "default").
+  std::vector<std::string> tenants;
+  // The workload: synthetic streams, or (if set) a trace replay.
+  std::vector<StreamSpec> streams;
+  std::optional<TraceSpec> trace;
+  // How rows of a trace given on the command line (--trace) map to models and classes.
+  std::vector<TraceMappingRule> trace_mapping;
+  // `gangway serve`'s own settings (server_config.h); the simulator ignores them.
+  ServerConfig server;
+};
+
+// Reads and validates a scenario file. Throws InputError ("FILE:LINE: KEY: expected ...") for
+// anything malformed, unknown, out of range or inconsistent (a model with no replica, weights
+// that do not fit in HBM, a stream naming an unknown model or class, ...).
+Scenario load_scenario(const std::string& path);
+// The same from YAML text; `path` is only used in messages and to resolve relative trace paths.
+Scenario parse_scenario(const std::string& yaml_text, const std::string& path);
+
+}  // namespace gangway
