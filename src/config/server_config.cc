@@ -1,0 +1,105 @@
+#include "config/server_config.h"
+
+#include <limits>
+
+#include "config/length_config.h"
+
+namespace gangway {
+namespace {
+
+constexpr int64_t kKib = 1024;
+
+Duration read_seconds(const YamlValue& value) {
+  const Duration duration = seconds_to_duration(value.positive_number());
+  if (duration < std::chrono::milliseconds(1)) value.fail("expected at least 0.001 s");
+  return duration;
+}
+
+EmulatedOutputSpec read_emulated_output(const YamlValue& value, const std::string& scenario_path) {
+  EmulatedOutputSpec spec;
+  if (value.is_scalar() && !value.is_null()) {
+    const std::string text = value.text();
+    if (text == "workload") {
+      spec.kind = EmulatedOutputSpec::Kind::kWorkload;
+      return spec;
+    }
+    if (text == "max_tokens") {
+      spec.kind = EmulatedOutputSpec::Kind::kMaxTokens;
+      return spec;
+    }
+  }
+  if (!value.is_map() && !value.is_scalar()) {
+    value.fail("expected workload, max_tokens, a whole number of tokens or a length "
+               "distribution mapping, got " +
+               value.describe());
+  }
+  if (value.is_scalar()) {
+    // A bare number is a constant length; any other word is a mistake.
+    try {
+      (void)value.integer();
+    } catch (const InputError&) {
+      value.fail("expected workload, max_tokens, a whole number of tokens or a length "
+                 "distribution mapping, got " +
+                 value.describe());
+    }
+  }
+  spec.kind = EmulatedOutputSpec::Kind::kLength;
+  spec.length = read_length(value, TraceLengthColumn::output, scenario_path);
+  value.document().run_located([&] { validate(spec.length, "", value.path()); });
+  return spec;
+}
+
+}  // namespace
+
+bool is_log_level(const std::string& name) {
+  return name == "debug" || name == "info" || name == "warn" || name == "error";
+}
+
+ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
+                                 const std::string& scenario_path) {
+  const YamlMap map = value.map({"host", "port", "network_threads", "max_connections",
+                                 "max_header_kib", "max_body_kib", "read_timeout_s",
+                                 "write_stall_timeout_s", "max_output_buffer_kib", "drain_grace_s",
+                                 "default_slo_class", "emulated_output_tokens", "log_level"});
+  ServerConfig config;
+  if (const auto v = map.get("host")) config.host = v->text();
+  if (const auto v = map.get("port")) config.port = static_cast<uint16_t>(v->integer_in(0, 65535));
+  if (const auto v = map.get("network_threads")) {
+    config.network_threads = static_cast<int32_t>(v->integer_in(1, 64));
+  }
+  if (const auto v = map.get("max_connections")) {
+    config.max_connections = static_cast<int32_t>(v->integer_in(1, 1000000));
+  }
+  if (const auto v = map.get("max_header_kib")) {
+    config.max_header_bytes = v->integer_in(1, 1024) * kKib;
+  }
+  if (const auto v = map.get("max_body_kib")) {
+    config.max_body_bytes = v->integer_in(1, 1024 * 1024) * kKib;
+  }
+  if (const auto v = map.get("read_timeout_s")) config.read_timeout = read_seconds(*v);
+  if (const auto v = map.get("write_stall_timeout_s")) config.write_stall_timeout = read_seconds(*v);
+  if (const auto v = map.get("max_output_buffer_kib")) {
+    config.max_output_buffer_bytes = v->integer_in(4, 1024 * 1024) * kKib;
+  }
+  if (const auto v = map.get("drain_grace_s")) {
+    config.drain_grace = seconds_to_duration(v->non_negative_number());
+  }
+  if (const auto v = map.get("default_slo_class")) {
+    config.default_slo_class = v->text();
+    if (!node.find_slo_class(config.default_slo_class)) {
+      std::vector<std::string> names;
+      for (const SloClass& c : node.slo_classes) names.push_back(c.name);
+      v->fail("unknown SLO class " + quoted(config.default_slo_class) +
+              "; expected one of: " + join_names(names));
+    }
+  }
+  if (const auto v = map.get("emulated_output_tokens")) {
+    config.emulated_output = read_emulated_output(*v, scenario_path);
+  }
+  if (const auto v = map.get("log_level")) {
+    config.log_level = v->choice({"debug", "info", "warn", "error"});
+  }
+  return config;
+}
+
+}  // namespace gangway

@@ -1,0 +1,65 @@
+// The `server:` section of a scenario: how `gangway serve` listens, the limits it puts on each
+// connection and request, its timeouts, how long a drain may take, and how its emulated GPUs
+// decide the length of an answer. The simulator ignores the section; the server reads the rest
+// of the scenario (node, models, classes, tenants, policy, workload) exactly as the simulator
+// does. docs/server.md documents every key and why each default is what it is.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "config/yaml_reader.h"
+#include "core/node_spec.h"
+#include "core/time.h"
+#include "sim/workload/workload_spec.h"
+
+namespace gangway {
+
+// How the emulated engine picks the number of tokens it generates for a request that did not set
+// ignore_eos or min_tokens (those win: see docs/server.md).
+struct EmulatedOutputSpec {
+  enum class Kind : uint8_t {
+    kWorkload,   // a seeded draw from the scenario's own output length distribution
+    kMaxTokens,  // always max_tokens (as if every request set ignore_eos)
+    kLength,     // a seeded draw from `length`
+  };
+  Kind kind = Kind::kWorkload;
+  LengthSpec length;
+};
+
+struct ServerConfig {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;
+  // Threads that run HTTP connections; the scheduler core always has one thread of its own.
+  int32_t network_threads = 1;
+  // Open connections beyond this are closed as soon as they are accepted.
+  int32_t max_connections = 10000;
+  int64_t max_header_bytes = 16 * 1024;
+  int64_t max_body_bytes = 2 * 1024 * 1024;
+  // A whole request (headers and body) must arrive within this once the server waits for it;
+  // on a kept-alive connection the wait for the next request counts too.
+  Duration read_timeout = std::chrono::seconds(15);
+  // A client that has not taken a single byte of a pending write for this long is cut off.
+  Duration write_stall_timeout = std::chrono::seconds(10);
+  // A connection whose unsent response bytes exceed this is cut off (a reader far too slow).
+  int64_t max_output_buffer_bytes = 1024 * 1024;
+  // On SIGTERM: how long requests in flight may run before they are stopped.
+  Duration drain_grace = std::chrono::seconds(30);
+  // Used when a request names no class; empty = the scenario's first class.
+  std::string default_slo_class;
+  EmulatedOutputSpec emulated_output;
+  // debug, info, warn or error.
+  std::string log_level = "info";
+};
+
+// Reads `server:` (after the node's SLO classes, which default_slo_class must name). Throws
+// InputError "FILE:LINE: server.KEY: expected ..." for anything malformed or out of range;
+// `scenario_path` resolves a trace named by an empirical length.
+ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
+                                 const std::string& scenario_path);
+
+// The names a `log_level` may take, most verbose first.
+bool is_log_level(const std::string& name);
+
+}  // namespace gangway
