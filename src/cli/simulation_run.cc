@@ -2,29 +2,17 @@
 
 #include <chrono>
 
+#include "config/scenario_source.h"
 #include "sched/policy_registry.h"
-#include "sim/trace/trace_source.h"
-#include "sim/workload/workload.h"
 
 namespace gangway {
-
-std::unique_ptr<RequestSource> make_request_source(const Scenario& scenario) {
-  if (scenario.trace) {
-    return std::make_unique<TraceSource>(*scenario.trace, scenario.seed,
-                                         scenario.node.kv_block_tokens);
-  }
-  WorkloadOptions options;
-  options.seed = scenario.seed;
-  options.duration = scenario.duration;
-  options.kv_block_tokens = scenario.node.kv_block_tokens;
-  return std::make_unique<Workload>(scenario.streams, options);
-}
 
 PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, TimelineWriter* timeline) {
   std::unique_ptr<RequestSource> source = make_request_source(scenario);
   SimulationOptions options;
   options.duration = scenario.duration;
   options.drain_limit = scenario.drain_limit;
+  options.warmup = scenario.warmup;
   options.timeline = timeline;
   std::unique_ptr<GangPolicy> gang_policy = make_policy(policy);
   const std::string mode = to_string(gang_policy->mode());

@@ -19,9 +19,6 @@ struct PolicyRun {
   double wall_s = 0;
 };
 
-// The scenario's workload as a request source: its synthetic streams, or its trace replay.
-std::unique_ptr<RequestSource> make_request_source(const Scenario& scenario);
-
 // Simulates `scenario` under `policy`; writes the GPU timeline to `timeline` if given.
 PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, TimelineWriter* timeline);
 

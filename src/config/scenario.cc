@@ -37,6 +37,12 @@ void read_run_settings(const YamlMap& root, Scenario& scenario) {
   if (const auto v = root.get("drain_s")) {
     scenario.drain_limit = seconds_to_duration(v->non_negative_number());
   }
+  if (const auto v = root.get("warmup_s")) {
+    scenario.warmup = seconds_to_duration(v->non_negative_number());
+    if (scenario.warmup >= scenario.duration) {
+      v->fail("expected less than duration_s (the measurement window would be empty)");
+    }
+  }
 }
 
 }  // namespace
@@ -48,10 +54,9 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& path) {
     root_value.fail("expected a scenario: a mapping with at least models and workload, got " +
                     root_value.describe());
   }
-  const YamlMap root =
-      root_value.map({"name", "seed", "duration_s", "drain_s", "node", "scheduler", "models",
-                      "slo_classes", "tenants", "policy", "workload", "trace_mapping",
-                      "server"});
+  const YamlMap root = root_value.map({"name", "seed", "duration_s", "drain_s", "warmup_s", "node",
+                                       "scheduler", "models", "slo_classes", "tenants", "policy",
+                                       "workload", "trace_mapping", "server"});
   Scenario scenario;
   scenario.path = path;
   scenario.name = default_name(path);

@@ -25,6 +25,8 @@ struct Scenario {
   uint64_t seed = 1;
   Duration duration = std::chrono::seconds(60);
   Duration drain_limit = std::chrono::seconds(600);
+  // Requests arriving before this are simulated but not measured (steady state only).
+  Duration warmup{0};
   NodeSpec node;
   SchedulerOptions scheduler;
   PolicySpec policy;

@@ -43,7 +43,7 @@ Simulator::Simulator(const NodeSpec& node, SchedulerOptions scheduler_options,
       in_flight_(node.gpu_count + 1),
       activities_(node.gpu_count, GpuActivity::kIdle),
       metrics_(class_names(node), model_names(node)),
-      node_time_(node.gpu_count, Time::zero()) {
+      node_time_(node.gpu_count, Time::zero() + options.warmup) {
   for (const ModelSpec& model : node.models) {
     engine_cost_.push_back(make_cost_model(model, node.hardware));
   }
@@ -52,8 +52,10 @@ Simulator::Simulator(const NodeSpec& node, SchedulerOptions scheduler_options,
 Simulator::~Simulator() = default;
 
 SimulationResult Simulator::run() {
+  const Time window_start = Time::zero() + options_.warmup;
   const Time window_end = Time::zero() + options_.duration;
   const Time hard_end = window_end + options_.drain_limit;
+  window_open_ = options_.warmup <= Duration(0);
   pending_arrival_ = source_.next();
   if (pending_arrival_ && pending_arrival_->spec.arrival < window_end) {
     events_.push(pending_arrival_->spec.arrival, SimEventKind::kArrival, 0);
@@ -64,6 +66,10 @@ SimulationResult Simulator::run() {
   while (!events_.empty()) {
     const SimEvent event = events_.pop();
     if (event.time > hard_end) break;
+    if (!window_open_ && event.time >= window_start) {
+      node_time_.observe(window_start, activities_);
+      window_open_ = true;
+    }
     if (!window_closed_ && event.time >= window_end) {
       node_time_.observe(window_end, activities_);
       window_closed_ = true;
@@ -82,10 +88,11 @@ SimulationResult Simulator::run() {
     apply_effects();
   }
   // Everything happened inside the window: the GPUs kept their last activity until its end.
+  if (!window_open_) node_time_.observe(window_start, activities_);
   if (!window_closed_) node_time_.observe(window_end, activities_);
 
   SimulationResult result{to_seconds(now_),
-                          to_seconds(options_.duration),
+                          to_seconds(options_.duration - options_.warmup),
                           events_processed_,
                           requests_,
                           std::move(metrics_),
@@ -117,7 +124,7 @@ void Simulator::submit_next_arrival() {
   WorkloadItem item = std::move(*pending_arrival_);
   pending_arrival_.reset();
   ++requests_;
-  metrics_.on_arrival(item.spec.model, item.spec.slo_class);
+  if (measured(item.spec.arrival)) metrics_.on_arrival(item.spec.model, item.spec.slo_class);
   const SubmitResult submitted = scheduler_->submit(item.spec, now_);
   if (submitted.accepted) {
     if (submitted.handle >= true_output_tokens_.size()) {
@@ -170,7 +177,9 @@ void Simulator::apply_effects() {
       }
     }
   }
-  for (const RequestRecord& record : effects.finished) metrics_.on_finished(record);
+  for (const RequestRecord& record : effects.finished) {
+    if (measured(record.arrival)) metrics_.on_finished(record);
+  }
   if (options_.timeline) {
     for (const GangEvent& gang : effects.gang_events) {
       options_.timeline->instant(kNodeWide, gang_event_name(gang.kind), gang.time);
@@ -188,7 +197,7 @@ void Simulator::arm_wakeup() {
 
 void Simulator::observe_node() {
   scheduler_->gpu_activities(activities_);
-  if (!window_closed_) node_time_.observe(now_, activities_);
+  if (window_open_ && !window_closed_) node_time_.observe(now_, activities_);
 }
 
 }  // namespace gangway

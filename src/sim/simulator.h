@@ -29,13 +29,16 @@ struct SimulationOptions {
   // After `duration`, in-flight work may run this much longer to finish; what is still live then
   // ends as cancelled with Reason::kDriverStopped.
   Duration drain_limit = std::chrono::seconds(600);
+  // Requests that arrive before `warmup` run but are left out of every statistic, and node time
+  // is accounted from `warmup` on: the measurement window is [warmup, duration).
+  Duration warmup{0};
   // Optional GPU timeline (Chrome trace); not owned.
   TimelineWriter* timeline = nullptr;
 };
 
 struct SimulationResult {
   double simulated_s = 0;  // virtual time of the last event
-  double measured_s = 0;   // the measurement window (the arrival duration)
+  double measured_s = 0;   // the measurement window, duration - warmup
   int64_t events = 0;
   int64_t requests = 0;
   RunMetrics metrics;
@@ -61,6 +64,7 @@ class Simulator {
   void apply_effects();
   void arm_wakeup();
   void observe_node();
+  bool measured(Time arrival) const { return arrival >= Time::zero() + options_.warmup; }
 
   const NodeSpec& node_;
   SimulationOptions options_;
@@ -81,6 +85,7 @@ class Simulator {
   uint64_t wakeup_generation_ = 0;
   int64_t events_processed_ = 0;
   int64_t requests_ = 0;
+  bool window_open_ = false;
   bool window_closed_ = false;
   RunMetrics metrics_;
   NodeTimeAccount node_time_;
