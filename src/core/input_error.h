@@ -17,10 +17,16 @@ class InputError : public std::runtime_error {
   // "FILE:LINE: KEY: MESSAGE", leaving out the parts that are unknown.
   static InputError at(const std::string& file, std::optional<int> line, const std::string& key,
                        const std::string& message) {
-    std::string text = file;
-    if (line) text += ":" + std::to_string(*line);
-    if (!key.empty()) text += (text.empty() ? "" : ": ") + key;
-    text += (text.empty() ? "" : ": ") + message;
+    std::string text;
+    text.reserve(file.size() + key.size() + message.size() + 16);
+    text.append(file);
+    if (line) text.append(":").append(std::to_string(*line));
+    if (!key.empty()) {
+      if (!text.empty()) text.append(": ");
+      text.append(key);
+    }
+    if (!text.empty()) text.append(": ");
+    text.append(message);
     return InputError(text);
   }
 };

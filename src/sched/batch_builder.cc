@@ -10,6 +10,7 @@
 // vLLM does.
 
 #include <algorithm>
+#include <optional>
 
 #include "sched/scheduler.h"
 
@@ -25,6 +26,10 @@ struct Scheduler::BatchTarget {
   Replica* replica = nullptr;  // null for the large model
   uint32_t replica_index = kNoReplica;
   bool admit_new = true;
+  // When set, the iteration must be predicted to end within this time (lease mode: a GPU that
+  // reaches its boundary before the gang's barrier fills the wait with a shorter iteration).
+  std::optional<Duration> max_duration;
+  const CostModel* cost = nullptr;
 };
 
 namespace {
@@ -60,8 +65,11 @@ void Scheduler::record_admission_prediction(Sequence& seq, const ModelSpec& mode
       now + prefill + Duration(static_cast<int64_t>(std::max(0.0, remaining - 1) * step.count()));
 }
 
-bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now) {
+bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now,
+                             std::optional<Duration> max_duration) {
   BatchTarget target;
+  target.max_duration = max_duration;
+  target.cost = cost_models_[replica.model.value()].get();
   target.model = &node_.model(replica.model);
   target.running = &replica.running;
   target.kv = &replica.kv;
@@ -169,6 +177,36 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
     batch.push_back(BatchEntry{seq.spec.id, h, 0, seq.kv_tokens, true, seq.generated_tokens + 1});
     seq.in_flight = true;
     --budget;
+  }
+
+  if (target.max_duration) {
+    // Fit the iteration into the time left: no iteration if even its decodes do not fit, else
+    // only as many prefill tokens as keep it within the limit.
+    BatchShape shape;
+    for (const BatchEntry& entry : batch) {
+      ++shape.decode_seqs;
+      shape.decode_context_tokens += entry.context_tokens;
+    }
+    if (batch.empty() || target.cost->iteration_time(shape) > *target.max_duration) {
+      if (!batch.empty()) {
+        for (const BatchEntry& entry : batch) state_.sequences[entry.handle].in_flight = false;
+        batch.clear();
+      }
+      return false;
+    }
+    int32_t low = 0;
+    int32_t high = budget;
+    shape.prefill_seqs = 1;
+    while (low < high) {
+      const int32_t middle = (low + high + 1) / 2;
+      shape.prefill_tokens = middle;
+      if (target.cost->iteration_time(shape) <= *target.max_duration) {
+        low = middle;
+      } else {
+        high = middle - 1;
+      }
+    }
+    budget = low;
   }
 
   // Then chunks of prompts already resident and part-way through prefill.

@@ -26,7 +26,7 @@ struct PolicySpec {
   // A lease, once started, lasts at least lease_min (so its barrier is worth paying) and at most
   // lease_max (the bound on how long small requests wait), less if the large queue empties.
   Duration lease_min = std::chrono::milliseconds(40);
-  Duration lease_max = std::chrono::milliseconds(200);
+  Duration lease_max = std::chrono::milliseconds(150);
   // Aging: a large request never waits longer than this for a gang phase to begin, whatever
   // the shares say.
   Duration max_large_wait = std::chrono::milliseconds(1000);

@@ -424,14 +424,24 @@ void Scheduler::maybe_start_small(GpuRuntime& gpu, Time now) {
   if (gpu.failed || gpu.small_busy || gpu.replicas.empty()) return;
   const GangPhase phase = state_.gang.phase;
   if (phase == GangPhase::kActive) return;
-  if (phase == GangPhase::kPending && policy_->mode() == ExecutionMode::kLease) return;
+  std::optional<Duration> max_duration;
+  if (phase == GangPhase::kPending && policy_->mode() == ExecutionMode::kLease) {
+    // The gang starts when the last busy GPU reaches its boundary. Until then this GPU may run
+    // an iteration that is predicted to end in time (barrier backfill), so the wait costs less.
+    Time barrier = now;
+    for (const GpuRuntime& other : state_.gpus) {
+      if (other.small_busy) barrier = std::max(barrier, other.predicted_free);
+    }
+    if (barrier <= now) return;
+    max_duration = barrier - now;
+  }
   // Round robin among the small models placed on this GPU, starting after the last one served.
   const size_t count = gpu.replicas.size();
   for (size_t i = 0; i < count; ++i) {
     const uint32_t index = gpu.replicas[(gpu.next_replica + i) % count];
     Replica& replica = state_.replicas[index];
     if (replica.running.empty() && !state_.replica_has_queued_work(replica)) continue;
-    if (launch_small(gpu, replica, now)) {
+    if (launch_small(gpu, replica, now, max_duration)) {
       gpu.next_replica = static_cast<uint32_t>((gpu.next_replica + i + 1) % count);
       return;
     }

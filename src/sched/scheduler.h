@@ -107,7 +107,8 @@ class Scheduler {
   void release_gang(Time now);
   bool launch_large(Time now, bool admit_new);
   void maybe_start_small(GpuRuntime& gpu, Time now);
-  bool launch_small(GpuRuntime& gpu, Replica& replica, Time now);
+  bool launch_small(GpuRuntime& gpu, Replica& replica, Time now,
+                    std::optional<Duration> max_duration = std::nullopt);
   void complete_batch(std::vector<BatchEntry>& batch, std::span<const RequestId> ended, Time now);
   void after_event();
 

@@ -25,8 +25,9 @@ class EasyBackfillPolicy final : public GangPolicy {
     if (!state.large->running.empty()) return true;
     return large_head_is_oldest(state);
   }
+  // Keep admitting large requests while no small request waits ahead of the large queue's head.
   bool keep_gang(const SchedulerState& state, Time) override {
-    return !state.large->queue.empty() && large_head_is_oldest(state);
+    return !state.any_small_queued() || large_head_is_oldest(state);
   }
   bool admit_large(const SchedulerState& state, const Sequence& seq, Time) override {
     const std::optional<Time> small = state.oldest_small_queued_arrival();
@@ -40,7 +41,14 @@ class EasyBackfillPolicy final : public GangPolicy {
         seq.spec.arrival < state.sequence(large_queue.front()).spec.arrival) {
       return true;  // ahead of every waiting large request
     }
-    return planner_.ends_by(state, replica, seq, now, planner_.shadow_time(now));
+    // The head's reservation is fixed when the gang is wanted, as in EASY: backfill must not
+    // move it later bit by bit.
+    return state.gang.phase == GangPhase::kPending && now < reservation_ &&
+           planner_.ends_by(state, replica, seq, now, reservation_);
+  }
+  void on_gang_pending(const SchedulerState& state, Time now) override {
+    planner_.refresh(state, now);
+    reservation_ = planner_.shadow_time(now);
   }
   void on_iteration_finished(const SchedulerState&, const IterationLaunch& launch, Time) override {
     if (!launch.engine.gang) planner_.invalidate(launch.engine.gpu);
@@ -55,6 +63,7 @@ class EasyBackfillPolicy final : public GangPolicy {
   }
 
   BackfillPlanner planner_;
+  Time reservation_;
 };
 
 }  // namespace

@@ -18,8 +18,9 @@ class FcfsPolicy final : public GangPolicy {
     if (!state.large->running.empty()) return true;
     return large_head_is_oldest(state);
   }
+  // Keep admitting large requests while no small request waits ahead of the large queue's head.
   bool keep_gang(const SchedulerState& state, Time) override {
-    return !state.large->queue.empty() && large_head_is_oldest(state);
+    return !state.any_small_queued() || large_head_is_oldest(state);
   }
   bool admit_large(const SchedulerState& state, const Sequence& seq, Time) override {
     const std::optional<Time> small = state.oldest_small_queued_arrival();

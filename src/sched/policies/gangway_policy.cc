@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "sched/policies/backfill_planner.h"
 #include "sched/policies/policy_factories.h"
@@ -58,10 +59,13 @@ class GangwayPolicy final : public GangPolicy {
   bool want_gang(const SchedulerState& state, Time now) override {
     if (!small_backlogged_) return true;
     const Time waiting_since = large_waiting_since(state);
-    const Duration waited = now - waiting_since;
-    if (waited >= spec_.max_large_wait) return true;
+    if (now - waiting_since >= spec_.max_large_wait) return true;
     if (large_urgent(state, now)) return true;
-    return arbiter_.large_within_share() && waited >= spec_.batching_delay;
+    // New large requests (not just resident ones decoding) that have gathered long enough, while
+    // the large model is within its share of the node.
+    if (state.large->queue.empty()) return false;
+    const Time oldest = state.sequence(state.large->queue.front()).spec.arrival;
+    return arbiter_.large_within_share() && now - oldest >= spec_.batching_delay;
   }
 
   bool keep_gang(const SchedulerState& state, Time now) override {
@@ -70,16 +74,18 @@ class GangwayPolicy final : public GangPolicy {
     if (elapsed < spec_.lease_min) return true;
     if (elapsed >= spec_.lease_max) return false;
     if (small_urgent(state, now)) return false;
-    if (!state.large->queue.empty()) return true;  // still gathering this lease's batch
-    if (mode_ == ExecutionMode::kExclusive) return false;
-    return arbiter_.large_within_share() || large_urgent(state, now);
+    // The horizon adapts to the queue: every large request queued now joins this lease.
+    if (!state.large->queue.empty()) return true;
+    // Only resident sequences decoding: keep the gang only while one of them is due a token.
+    return mode_ == ExecutionMode::kLease && large_urgent(state, now);
   }
 
   bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
                    Time now) override {
     if (mode_ == ExecutionMode::kLease || state.gang.phase != GangPhase::kPending) return true;
-    // Backfill: only what is predicted to end before the gang's reservation.
-    return planner_.ends_by(state, replica, seq, now, planner_.shadow_time(now));
+    // Backfill: only what is predicted to end before the gang's reservation. The reservation is
+    // fixed when the gang is wanted, so backfill cannot push it later bit by bit.
+    return now < pending_shadow_ && planner_.ends_by(state, replica, seq, now, pending_shadow_);
   }
 
   bool force_drain(const SchedulerState& state, Time now) override {
@@ -167,6 +173,17 @@ class GangwayPolicy final : public GangPolicy {
       chunk.prefill_seqs = 1;
       large_chunk_time_ = state.large->cost->iteration_time(chunk);
     }
+    small_prefill_ns_per_token_.assign(state.node->models.size(), 0.0);
+    for (const ModelSpec& model : state.node->models) {
+      if (model.is_large()) continue;
+      BatchShape chunk;
+      chunk.prefill_tokens = model.prefill_chunk_tokens;
+      chunk.prefill_seqs = 1;
+      small_prefill_ns_per_token_[model.id.value()] =
+          static_cast<double>(
+              state.small_models[model.id.value()].cost->iteration_time(chunk).count()) /
+          model.prefill_chunk_tokens;
+    }
   }
 
   // Since when the large model has had work waiting for the gang: its queue head's arrival, or
@@ -215,15 +232,34 @@ class GangwayPolicy final : public GangPolicy {
       const Duration prefill(static_cast<int64_t>(chunks * large_chunk_time_.count()));
       latest_start = std::min(latest_start, *deadline - prefill - spec_.urgency_margin);
     }
-    // Resident large sequences with a TPOT target: the next token is due when the mean TPOT
-    // would otherwise exceed the target.
+    // Resident large sequences. Still in prefill: their TTFT deadline as above. Decoding with a
+    // TPOT target: TPOT is a mean over the request, so a sequence may bank slack and be served in
+    // bursts; it becomes urgent when finishing its predicted remaining tokens back to back would
+    // only just keep its mean TPOT within the target.
     const Duration step = state.large->last_iteration;
     for (SequenceHandle h : state.large->running) {
       const Sequence& seq = state.sequence(h);
+      if (!seq.first_token) {
+        std::optional<Time> deadline = seq.spec.ttft_deadline;
+        if (!deadline) {
+          const std::optional<Duration> target = ttft_target(state, seq);
+          if (!target) continue;
+          deadline = seq.spec.arrival + *target;
+        }
+        const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
+                                        state.node->model(seq.spec.model).prefill_chunk_tokens);
+        const Duration prefill(static_cast<int64_t>(chunks * large_chunk_time_.count()));
+        latest_start = std::min(latest_start, *deadline - prefill - spec_.urgency_margin);
+        continue;
+      }
       const std::optional<Duration> tpot = state.node->slo_class(seq.spec.slo_class).tpot_target;
-      if (!tpot || !seq.first_token) continue;
-      const Time due = *seq.first_token + *tpot * seq.generated_tokens;
-      latest_start = std::min(latest_start, due - step - spec_.urgency_margin);
+      if (!tpot) continue;
+      const double remaining = state.predictor.expected_remaining(seq);
+      const Time finish_deadline =
+          *seq.first_token + Duration(static_cast<int64_t>(static_cast<double>(tpot->count()) *
+                                                           (seq.generated_tokens + remaining - 1)));
+      const Duration work(static_cast<int64_t>(remaining * static_cast<double>(step.count())));
+      latest_start = std::min(latest_start, finish_deadline - work - spec_.urgency_margin);
     }
     return latest_start;
   }
@@ -233,10 +269,11 @@ class GangwayPolicy final : public GangPolicy {
     return latest_start != Time::max() && now + barrier_estimate(state, now) >= latest_start;
   }
 
-  // A queued small request that one more large iteration would push past its TTFT deadline.
+  // A queued small request that one more large iteration, and then the prefill of the small
+  // requests queued ahead of it, would push past its TTFT deadline.
   bool small_urgent(const SchedulerState& state, Time now) const {
     const Duration step = state.large->last_iteration;
-    auto pressed = [&](const RequestQueue& queue) {
+    auto pressed = [&](const RequestQueue& queue, Duration backlog) {
       int checked = 0;
       for (const auto& entry : queue) {
         if (++checked > kHeadsChecked) break;
@@ -247,15 +284,21 @@ class GangwayPolicy final : public GangPolicy {
           if (!target) continue;
           deadline = seq.spec.arrival + *target;
         }
-        if (now + step + spec_.urgency_margin >= *deadline) return true;
+        if (now + step + backlog + spec_.urgency_margin >= *deadline) return true;
       }
       return false;
     };
     for (const SmallModelRuntime& model : state.small_models) {
-      if (pressed(model.queue)) return true;
-    }
-    for (const Replica& replica : state.replicas) {
-      if (pressed(replica.queue)) return true;
+      if (state.node->model(model.model).is_large()) continue;
+      // The model's queued prompt tokens, prefilled by all its replicas in parallel.
+      const double replicas = std::max<size_t>(1, model.replicas.size());
+      const Duration backlog(static_cast<int64_t>(
+          small_prefill_ns_per_token_[model.model.value()] *
+          static_cast<double>(state.queued_prompt_tokens[model.model.value()]) / replicas));
+      if (pressed(model.queue, backlog)) return true;
+      for (uint32_t index : model.replicas) {
+        if (pressed(state.replicas[index].queue, backlog)) return true;
+      }
     }
     return false;
   }
@@ -268,6 +311,7 @@ class GangwayPolicy final : public GangPolicy {
   bool large_backlogged_ = false;
   bool small_backlogged_ = false;
   Duration large_chunk_time_{0};
+  std::vector<double> small_prefill_ns_per_token_;  // by ModelId value
   Time last_lease_end_;
   Time pending_shadow_;
   double small_busy_while_pending_s_ = 0;

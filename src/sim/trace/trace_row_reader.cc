@@ -52,8 +52,14 @@ namespace {
 
 std::string shown(std::string_view text) {
   constexpr size_t kMaxShown = 40;
-  if (text.size() > kMaxShown) return "'" + std::string(text.substr(0, kMaxShown)) + "...'";
-  return "'" + std::string(text) + "'";
+  const bool cut = text.size() > kMaxShown;
+  std::string out;
+  out.reserve(kMaxShown + 5);
+  out.push_back('\'');
+  out.append(text.substr(0, kMaxShown));
+  if (cut) out.append("...");
+  out.push_back('\'');
+  return out;
 }
 
 // A CSV trace: a header line naming the columns, then one request per line.
