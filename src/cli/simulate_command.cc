@@ -20,6 +20,17 @@ void apply_overrides(const SimulateOptions& options, Scenario& scenario) {
       throw InputError::at("", std::nullopt, "--duration", "expected seconds > 0");
     }
     scenario.duration = seconds_to_duration(*options.duration_s);
+    if (scenario.warmup >= scenario.duration) {
+      throw InputError::at("", std::nullopt, "--duration",
+                           "expected more than the scenario's warmup_s (" +
+                               std::to_string(to_seconds(scenario.warmup)) + " s)");
+    }
+  }
+  if (options.drain_s) {
+    if (!(*options.drain_s >= 0)) {
+      throw InputError::at("", std::nullopt, "--drain", "expected seconds >= 0");
+    }
+    scenario.drain_limit = seconds_to_duration(*options.drain_s);
   }
   if (options.trace_format && !options.trace_path) {
     throw InputError::at("", std::nullopt, "--trace-format", "needs --trace FILE");
@@ -82,6 +93,8 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
                       "(default: the scenario's policy)");
   command->add_option("--seed", options.seed, "Override the scenario's seed");
   command->add_option("--duration", options.duration_s, "Override the arrival window, in seconds");
+  command->add_option("--drain", options.drain_s,
+                      "Override how long work in flight may run after the window, in seconds");
   command->add_option("--rate-scale", options.rate_scale,
                       "Multiply every arrival rate (trace replay: compress time) by this factor");
   command->add_option("--trace", options.trace_path,

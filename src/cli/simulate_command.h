@@ -16,6 +16,7 @@ struct SimulateOptions {
   std::vector<std::string> policies;
   std::optional<uint64_t> seed;
   std::optional<double> duration_s;
+  std::optional<double> drain_s;
   std::optional<double> rate_scale;
   std::optional<std::string> trace_path;
   std::optional<std::string> trace_format;

@@ -1,0 +1,131 @@
+// The scheduler core's decision path: how long one event (an arrival, or an iteration finishing
+// on a GPU) takes to process, including the decision pass it triggers, with 8 GPUs busy and
+// 10,000 requests queued. DESIGN.md's target: p99 under 10 us.
+//
+// Each benchmark times every event on its own (steady_clock around the call; this is a driver,
+// which may read clocks) and reports the p50, p99 and max as counters besides Google
+// Benchmark's mean.
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include "core/node_spec.h"
+#include "sched/policy_registry.h"
+#include "sched/scheduler.h"
+
+namespace gangway {
+namespace {
+
+constexpr int kQueued = 10000;
+
+struct Node {
+  NodeSpec spec = default_node_spec();
+  std::unique_ptr<Scheduler> scheduler;
+  uint64_t next_id = 0;
+  Time now;
+
+  explicit Node(const std::string& policy) {
+    PolicySpec policy_spec;
+    policy_spec.name = policy;
+    scheduler =
+        std::make_unique<Scheduler>(spec, SchedulerOptions{}, make_policy(policy_spec), nullptr);
+  }
+
+  RequestSpec small_request(int prompt) {
+    RequestSpec request;
+    request.id = RequestId(next_id++);
+    request.model = ModelId(0);
+    request.slo_class = SloClassId(next_id % 3);
+    request.arrival = now;
+    request.prompt_tokens = prompt;
+    request.max_tokens = 64;
+    return request;
+  }
+
+  // Fills every GPU with a running batch, then queues `queued` more requests behind them.
+  void load(int queued) {
+    for (int i = 0; i < 8 * 48; ++i) scheduler->submit(small_request(64), now);
+    // Run a few rounds so batches are in decode, then queue the backlog.
+    for (int round = 0; round < 4; ++round) complete_all();
+    for (int i = 0; i < queued; ++i) scheduler->submit(small_request(128), now);
+    scheduler->effects().clear();
+  }
+
+  void complete_all() {
+    now += std::chrono::milliseconds(10);
+    for (int g = 0; g < 8; ++g) {
+      if (scheduler->state().gpus[g].small_busy) {
+        scheduler->on_iteration_done(EngineRef::small(GpuId(g)), {}, now);
+      }
+    }
+    scheduler->effects().clear();
+  }
+};
+
+void report(benchmark::State& state, std::vector<double>& samples_ns) {
+  std::sort(samples_ns.begin(), samples_ns.end());
+  auto at = [&](double q) {
+    return samples_ns[std::min(samples_ns.size() - 1, static_cast<size_t>(q * samples_ns.size()))];
+  };
+  state.counters["p50_us"] = at(0.50) / 1e3;
+  state.counters["p99_us"] = at(0.99) / 1e3;
+  state.counters["max_us"] = samples_ns.back() / 1e3;
+}
+
+// An iteration finishes on one GPU: its batch is completed and the next one built (decodes of
+// ~48 resident sequences, prefill chunks, admissions from a 10k-deep queue).
+void BM_IterationDoneWith10kQueued(benchmark::State& state) {
+  Node node("gangway");
+  node.load(kQueued);
+  std::vector<double> samples;
+  samples.reserve(1 << 20);
+  int gpu = 0;
+  for (auto _ : state) {
+    node.now += std::chrono::microseconds(1250);
+    // Keep the backlog at 10k: one arrival per completion.
+    node.scheduler->submit(node.small_request(128), node.now);
+    node.scheduler->effects().clear();
+    if (!node.scheduler->state().gpus[gpu].small_busy) {
+      gpu = (gpu + 1) % 8;
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
+    node.scheduler->on_iteration_done(EngineRef::small(GpuId(gpu)), {}, node.now);
+    const auto end = std::chrono::steady_clock::now();
+    samples.push_back(std::chrono::duration<double, std::nano>(end - start).count());
+    node.scheduler->effects().clear();
+    gpu = (gpu + 1) % 8;
+  }
+  report(state, samples);
+}
+BENCHMARK(BM_IterationDoneWith10kQueued)->Iterations(20000)->Unit(benchmark::kMicrosecond);
+
+// A request arrives at a node whose GPUs are all busy and whose queue holds 10k requests.
+void BM_ArrivalWith10kQueued(benchmark::State& state) {
+  Node node(state.range(0) == 0 ? "gangway" : "fcfs");
+  node.load(kQueued);
+  std::vector<double> samples;
+  samples.reserve(1 << 20);
+  for (auto _ : state) {
+    const RequestSpec request = node.small_request(128);
+    const auto start = std::chrono::steady_clock::now();
+    node.scheduler->submit(request, node.now);
+    const auto end = std::chrono::steady_clock::now();
+    samples.push_back(std::chrono::duration<double, std::nano>(end - start).count());
+    node.scheduler->effects().clear();
+    node.scheduler->cancel(request.id, node.now);  // keep the queue at 10k
+    node.scheduler->effects().clear();
+  }
+  report(state, samples);
+}
+BENCHMARK(BM_ArrivalWith10kQueued)
+    ->Arg(0)
+    ->Arg(1)
+    ->Iterations(50000)
+    ->Unit(benchmark::kMicrosecond);
+
+}  // namespace
+}  // namespace gangway

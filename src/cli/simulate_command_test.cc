@@ -1,0 +1,182 @@
+#include "cli/simulate_command.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace gangway {
+namespace {
+
+const std::string kPeak = std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml";
+
+struct CommandRun {
+  int status;
+  std::string out;
+  std::string err;
+};
+
+CommandRun simulate(SimulateOptions options) {
+  std::ostringstream out;
+  std::ostringstream err;
+  const int status = run_simulate(options, out, err);
+  return CommandRun{status, out.str(), err.str()};
+}
+
+SimulateOptions short_peak(uint64_t seed) {
+  SimulateOptions options;
+  options.scenario_path = kPeak;
+  options.duration_s = 8;
+  options.seed = seed;
+  options.json = true;
+  options.policies = {"gangway", "time-slice"};
+  return options;
+}
+
+// Everything but the wall-clock fields, which differ between runs.
+nlohmann::json without_wall_clock(nlohmann::json document) {
+  for (auto& run : document["runs"]) {
+    run["sim"].erase("wall_s");
+    run["sim"].erase("speedup");
+  }
+  return document;
+}
+
+TEST(SimulateCommand, JsonHasTheContractKeys) {
+  const CommandRun run = simulate(short_peak(1));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const nlohmann::json document = nlohmann::json::parse(run.out);
+  for (const char* key : {"gangway_version", "scenario", "seed", "runs"}) {
+    EXPECT_TRUE(document.contains(key)) << key;
+  }
+  ASSERT_EQ(document["runs"].size(), 2u);
+  const nlohmann::json& first = document["runs"][0];
+  EXPECT_EQ(first["policy"], "gangway");
+  for (const char* key : {"simulated_s", "wall_s", "events", "requests"}) {
+    EXPECT_TRUE(first["sim"].contains(key)) << key;
+  }
+  for (const char* key : {"gpu_utilization", "gang_barrier_fraction", "idle_while_waiting_fraction",
+                          "lm_busy_fraction", "sm_busy_fraction"}) {
+    EXPECT_TRUE(first["node"].contains(key)) << key;
+  }
+  for (const char* group : {"classes", "models"}) {
+    ASSERT_FALSE(first[group].empty()) << group;
+    for (const auto& [name, stats] : first[group].items()) {
+      for (const char* key : {"arrived", "completed", "rejected", "failed", "cancelled",
+                              "slo_attainment", "goodput_rps"}) {
+        EXPECT_TRUE(stats.contains(key)) << group << "." << name << "." << key;
+      }
+      for (const char* latency : {"queue_ms", "ttft_ms", "tpot_ms", "e2e_ms"}) {
+        for (const char* key : {"mean", "p50", "p90", "p99", "max"}) {
+          EXPECT_TRUE(stats[latency].contains(key)) << name << "." << latency << "." << key;
+        }
+      }
+    }
+  }
+  EXPECT_TRUE(first["classes"].contains("interactive"));
+  EXPECT_TRUE(first["models"].contains("llama-3-70b"));
+}
+
+TEST(SimulateCommand, SameSeedGivesIdenticalJsonButWallClock) {
+  for (uint64_t seed : {1u, 7u, 42u}) {
+    const CommandRun a = simulate(short_peak(seed));
+    const CommandRun b = simulate(short_peak(seed));
+    ASSERT_EQ(a.status, 0) << a.err;
+    ASSERT_EQ(b.status, 0) << b.err;
+    EXPECT_EQ(without_wall_clock(nlohmann::json::parse(a.out)),
+              without_wall_clock(nlohmann::json::parse(b.out)))
+        << "seed " << seed;
+  }
+}
+
+TEST(SimulateCommand, DifferentSeedsGiveDifferentRuns) {
+  const nlohmann::json a = without_wall_clock(nlohmann::json::parse(simulate(short_peak(1)).out));
+  const nlohmann::json b = without_wall_clock(nlohmann::json::parse(simulate(short_peak(2)).out));
+  EXPECT_NE(a["runs"][0]["models"], b["runs"][0]["models"]);
+  EXPECT_NE(a["runs"][0]["sim"]["requests"], b["runs"][0]["sim"]["requests"]);
+}
+
+TEST(SimulateCommand, SeveralPoliciesSeeTheSameArrivals) {
+  SimulateOptions options = short_peak(3);
+  options.duration_s = 7;  // a 5 s warm-up, then 2 s measured
+  options.drain_s = 5;     // the collapsing baselines would otherwise drain for minutes
+  options.policies = {"gangway",    "fcfs",          "sm-first",         "lm-first",
+                      "time-slice", "easy-backfill", "gangway-exclusive"};
+  const CommandRun run = simulate(options);
+  ASSERT_EQ(run.status, 0) << run.err;
+  const nlohmann::json document = nlohmann::json::parse(run.out);
+  const auto requests = document["runs"][0]["sim"]["requests"];
+  for (const auto& policy_run : document["runs"]) {
+    EXPECT_EQ(policy_run["sim"]["requests"], requests) << policy_run["policy"];
+    // Every request that arrived ended exactly once.
+    const auto& total = policy_run["total"];
+    EXPECT_EQ(total["arrived"].get<int64_t>(),
+              total["completed"].get<int64_t>() + total["rejected"].get<int64_t>() +
+                  total["failed"].get<int64_t>() + total["cancelled"].get<int64_t>())
+        << policy_run["policy"];
+  }
+}
+
+TEST(SimulateCommand, BadInputExitsWithTwoAndOneClearLine) {
+  SimulateOptions missing;
+  missing.scenario_path = "/nonexistent/scenario.yaml";
+  CommandRun run = simulate(missing);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("/nonexistent/scenario.yaml"), std::string::npos) << run.err;
+  EXPECT_EQ(run.out, "");
+
+  SimulateOptions bad_policy = short_peak(1);
+  bad_policy.policies = {"round-robin"};
+  run = simulate(bad_policy);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("unknown policy 'round-robin'"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("gangway"), std::string::npos) << "lists the allowed names: " << run.err;
+
+  SimulateOptions format_alone = short_peak(1);
+  format_alone.trace_format = "azure";
+  EXPECT_EQ(simulate(format_alone).status, 2);
+
+  SimulateOptions shorter_than_warmup = short_peak(1);
+  shorter_than_warmup.duration_s = 4;  // the scenario warms up for 5 s
+  run = simulate(shorter_than_warmup);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("warmup_s"), std::string::npos) << run.err;
+
+  SimulateOptions bad_scale = short_peak(1);
+  bad_scale.rate_scale = 0;
+  run = simulate(bad_scale);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("--rate-scale"), std::string::npos) << run.err;
+
+  SimulateOptions bad_format = short_peak(1);
+  bad_format.trace_path =
+      std::string(GANGWAY_SOURCE_DIR) + "/data/traces/AzureLLMInferenceTrace_conv.csv";
+  bad_format.trace_format = "parquet";
+  run = simulate(bad_format);
+  EXPECT_EQ(run.status, 2);
+  EXPECT_NE(run.err.find("azure"), std::string::npos) << run.err;
+}
+
+TEST(SimulateCommand, TraceReplacesTheWorkloadAndRateScaleCompressesIt) {
+  SimulateOptions options = short_peak(1);
+  options.policies = {"gangway"};
+  options.trace_path =
+      std::string(GANGWAY_SOURCE_DIR) + "/data/traces/AzureLLMInferenceTrace_conv.csv";
+  const auto requests = [](const CommandRun& run) {
+    return nlohmann::json::parse(run.out)["runs"][0]["sim"]["requests"].get<int64_t>();
+  };
+  options.duration_s = 120;
+  const CommandRun normal = simulate(options);
+  ASSERT_EQ(normal.status, 0) << normal.err;
+  // Four times the rate over a quarter of the window replays exactly the same rows.
+  options.duration_s = 30;
+  options.rate_scale = 4;
+  const CommandRun fast = simulate(options);
+  ASSERT_EQ(fast.status, 0) << fast.err;
+  EXPECT_GT(requests(normal), 100);
+  EXPECT_EQ(requests(fast), requests(normal));
+}
+
+}  // namespace
+}  // namespace gangway
