@@ -4,10 +4,15 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake make pkg-config
+  g++ cmake make pkg-config git clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libboost-dev
 )
+# The OpenAI Node client test (tests/client) needs node >= 18 and npm; Debian 12's will do when
+# the machine has none of its own.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  packages+=(nodejs npm)
+fi
 
 missing=()
 for package in "${packages[@]}"; do
@@ -25,4 +30,12 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The official OpenAI Node client, at the version the committed lockfile pins (tests/client).
+client_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/client"
+if [[ ! -d "$client_dir/node_modules/openai" || "$client_dir/package-lock.json" -nt "$client_dir/node_modules" ]]; then
+  echo "setup: npm ci in tests/client"
+  (cd "$client_dir" && npm ci --no-audit --no-fund --loglevel=error)
+  touch "$client_dir/node_modules"
 fi

@@ -31,7 +31,8 @@ class Time {
   constexpr Time operator-(Duration d) const { return Time(saturating_add(ns_, -d.count())); }
   constexpr Duration operator-(Time other) const { return Duration(ns_ - other.ns_); }
   constexpr Time& operator+=(Duration d) { return *this = *this + d; }
-  constexpr auto operator<=>(const Time&) const = default;
+  // clang-tidy 14 misreads a defaulted <=> as a comparison with the literal 0.
+  constexpr auto operator<=>(const Time&) const = default;  // NOLINT(modernize-use-nullptr)
 
  private:
   constexpr explicit Time(int64_t ns) : ns_(ns) {}

@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Runs clang-tidy (config: .clang-tidy) on the scheduler core's sources. Needs a build folder
+# with compile_commands.json (any `make` target makes one; default build/test).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/test}
+files=$(git ls-files 'src/core/*.cc' 'src/model/*.cc' 'src/kv/*.cc' 'src/sched/*.cc' \
+        'src/sched/policies/*.cc' | grep -v '_test\.cc$')
+clang-tidy -p "$build" --quiet $files
