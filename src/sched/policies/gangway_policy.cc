@@ -40,12 +40,21 @@ constexpr int kHeadsChecked = 8;
 class GangwayPolicy final : public GangPolicy {
  public:
   GangwayPolicy(const PolicySpec& spec, ExecutionMode mode)
-      : spec_(spec),
+      : spec_(for_mode(spec, mode)),
         mode_(mode),
         arbiter_(spec.large_weight, spec.small_weight, 8),
         planner_(spec.conservative_backfill) {}
 
   std::string_view name() const override { return "gangway"; }
+
+  // Exclusive mode reads its own aging bound and phase length (PolicySpec).
+  static PolicySpec for_mode(PolicySpec spec, ExecutionMode mode) {
+    if (mode == ExecutionMode::kExclusive) {
+      spec.max_large_wait = spec.exclusive_max_large_wait;
+      spec.lease_max = std::max(spec.lease_min, spec.exclusive_phase_max);
+    }
+    return spec;
+  }
   ExecutionMode mode() const override { return mode_; }
 
   void plan(const SchedulerState& state, Time now) override {
@@ -60,7 +69,14 @@ class GangwayPolicy final : public GangPolicy {
     if (!small_backlogged_) return true;
     const Time waiting_since = large_waiting_since(state);
     if (now - waiting_since >= spec_.max_large_wait) return true;
-    if (large_urgent(state, now)) return true;
+    // Small work that a lease starting now would make late wins, unless the large model has
+    // fallen behind its weighted share: then the shares decide.
+    const Duration barrier = barrier_estimate(state, now);
+    if (now + barrier + spec_.lease_min >= earliest_small_urgency(state) &&
+        !arbiter_.large_within_share(spec_.lease_min)) {
+      return false;
+    }
+    if (now + barrier >= earliest_large_urgency(state)) return true;
     // New large requests (not just resident ones decoding) that have gathered long enough, while
     // the large model is within its share of the node.
     if (state.large->queue.empty()) return false;
@@ -73,11 +89,18 @@ class GangwayPolicy final : public GangPolicy {
     const Duration elapsed = now - state.gang.active_since;
     if (elapsed < spec_.lease_min) return true;
     if (elapsed >= spec_.lease_max) return false;
-    if (small_urgent(state, now)) return false;
+    const Duration step = state.large->last_iteration;
+    const Time small_latest = earliest_small_urgency(state);
+    // Small work that one more large iteration would make late ends the lease.
+    if (now + step >= small_latest) return false;
     // The horizon adapts to the queue: every large request queued now joins this lease.
     if (!state.large->queue.empty()) return true;
-    // Only resident sequences decoding: keep the gang only while one of them is due a token.
-    return mode_ == ExecutionMode::kLease && large_urgent(state, now);
+    if (mode_ == ExecutionMode::kExclusive) return false;
+    // Only resident sequences decoding: keep the gang while one of them is due a token, while the
+    // large model is within its share, or while no small work would be late after another
+    // lease_min; decoding now banks slack for the large sequences' TPOT.
+    return now >= earliest_large_urgency(state) || arbiter_.large_within_share() ||
+           now + spec_.lease_min < small_latest;
   }
 
   bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
@@ -136,6 +159,8 @@ class GangwayPolicy final : public GangPolicy {
     }
     arbiter_.charge_small(busy);
     planner_.invalidate(launch.engine.gpu);
+    small_latest_start_[launch.engine.gpu.value()] =
+        latest_small_start(state, state.gpus[launch.engine.gpu.value()], busy);
     if (state.gang.phase == GangPhase::kPending) {
       small_busy_while_pending_s_ +=
           to_seconds(end - std::max(launch.start, state.gang.pending_since));
@@ -156,6 +181,7 @@ class GangwayPolicy final : public GangPolicy {
         static_cast<double>(state.gpus.size()) * to_seconds(now - state.gang.pending_since);
     arbiter_.charge_large_gpu_seconds(std::max(0.0, window_gpu_s - small_busy_while_pending_s_));
     small_busy_while_pending_s_ = 0;
+    last_lease_start_ = now;
     last_lease_end_ = now;
   }
 
@@ -173,6 +199,7 @@ class GangwayPolicy final : public GangPolicy {
       chunk.prefill_seqs = 1;
       large_chunk_time_ = state.large->cost->iteration_time(chunk);
     }
+    small_latest_start_.assign(state.gpus.size(), Time::max());
     small_prefill_ns_per_token_.assign(state.node->models.size(), 0.0);
     for (const ModelSpec& model : state.node->models) {
       if (model.is_large()) continue;
@@ -188,10 +215,16 @@ class GangwayPolicy final : public GangPolicy {
 
   // Since when the large model has had work waiting for the gang: its queue head's arrival, or
   // for resident sequences paused between leases, the end of the last lease.
+  // Since when the large model has waited for the gang without getting it: for its queue head,
+  // since it arrived or since the last lease began, whichever is later (a lease that began after
+  // it arrived was its chance); for resident sequences paused between leases, since the last
+  // lease ended. The aging bound applies to this wait, so under a large-model overload aging
+  // grants one lease per max_large_wait, not an endless stream of them.
   Time large_waiting_since(const SchedulerState& state) const {
     Time since = Time::max();
-    if (!state.large->queue.empty())
-      since = state.sequence(state.large->queue.front()).spec.arrival;
+    if (!state.large->queue.empty()) {
+      since = std::max(state.sequence(state.large->queue.front()).spec.arrival, last_lease_start_);
+    }
     if (!state.large->running.empty()) since = std::min(since, last_lease_end_);
     return since;
   }
@@ -233,9 +266,10 @@ class GangwayPolicy final : public GangPolicy {
       latest_start = std::min(latest_start, *deadline - prefill - spec_.urgency_margin);
     }
     // Resident large sequences. Still in prefill: their TTFT deadline as above. Decoding with a
-    // TPOT target: TPOT is a mean over the request, so a sequence may bank slack and be served in
-    // bursts; it becomes urgent when finishing its predicted remaining tokens back to back would
-    // only just keep its mean TPOT within the target.
+    // TPOT target: its next token is due when its mean TPOT so far would otherwise exceed the
+    // target. (Letting a sequence bank slack against its predicted remaining length needs fewer
+    // leases, but geometric-like lengths make the prediction wrong for the long ones, which then
+    // miss: measured, it lost ~8 points of large-model SLO attainment for nothing in return.)
     const Duration step = state.large->last_iteration;
     for (SequenceHandle h : state.large->running) {
       const Sequence& seq = state.sequence(h);
@@ -254,26 +288,20 @@ class GangwayPolicy final : public GangPolicy {
       }
       const std::optional<Duration> tpot = state.node->slo_class(seq.spec.slo_class).tpot_target;
       if (!tpot) continue;
-      const double remaining = state.predictor.expected_remaining(seq);
-      const Time finish_deadline =
-          *seq.first_token + Duration(static_cast<int64_t>(static_cast<double>(tpot->count()) *
-                                                           (seq.generated_tokens + remaining - 1)));
-      const Duration work(static_cast<int64_t>(remaining * static_cast<double>(step.count())));
-      latest_start = std::min(latest_start, finish_deadline - work - spec_.urgency_margin);
+      const Time due = *seq.first_token + *tpot * seq.generated_tokens;
+      latest_start = std::min(latest_start, due - step - spec_.urgency_margin);
     }
     return latest_start;
   }
 
-  bool large_urgent(const SchedulerState& state, Time now) const {
-    const Time latest_start = earliest_large_urgency(state);
-    return latest_start != Time::max() && now + barrier_estimate(state, now) >= latest_start;
-  }
-
-  // A queued small request that one more large iteration, and then the prefill of the small
-  // requests queued ahead of it, would push past its TTFT deadline.
-  bool small_urgent(const SchedulerState& state, Time now) const {
-    const Duration step = state.large->last_iteration;
-    auto pressed = [&](const RequestQueue& queue, Duration backlog) {
+  // The latest time the small models can resume and keep their most pressed request on time:
+  // for queued requests (queue heads), TTFT deadline minus the prefill of the small requests
+  // queued ahead of them (the model's queued prompt tokens over its replicas); for resident
+  // ones, latest_small_start() as computed when their GPU last finished an iteration.
+  Time earliest_small_urgency(const SchedulerState& state) const {
+    Time latest = Time::max();
+    for (Time resident : small_latest_start_) latest = std::min(latest, resident);
+    auto consider = [&](const RequestQueue& queue, Duration backlog) {
       int checked = 0;
       for (const auto& entry : queue) {
         if (++checked > kHeadsChecked) break;
@@ -284,23 +312,55 @@ class GangwayPolicy final : public GangPolicy {
           if (!target) continue;
           deadline = seq.spec.arrival + *target;
         }
-        if (now + step + backlog + spec_.urgency_margin >= *deadline) return true;
+        latest = std::min(latest, *deadline - backlog - spec_.urgency_margin);
       }
-      return false;
     };
     for (const SmallModelRuntime& model : state.small_models) {
       if (state.node->model(model.model).is_large()) continue;
-      // The model's queued prompt tokens, prefilled by all its replicas in parallel.
       const double replicas = std::max<size_t>(1, model.replicas.size());
       const Duration backlog(static_cast<int64_t>(
           small_prefill_ns_per_token_[model.model.value()] *
           static_cast<double>(state.queued_prompt_tokens[model.model.value()]) / replicas));
-      if (pressed(model.queue, backlog)) return true;
-      for (uint32_t index : model.replicas) {
-        if (pressed(state.replicas[index].queue, backlog)) return true;
+      consider(model.queue, backlog);
+      for (uint32_t index : model.replicas) consider(state.replicas[index].queue, backlog);
+    }
+    return latest;
+  }
+
+  // The latest time small sequences resident on `gpu` can resume and still meet their targets:
+  // TTFT for those part-way through prefill, mean TPOT for those decoding (a sequence may bank
+  // slack; it must resume when finishing its predicted remaining tokens back to back would only
+  // just keep its mean TPOT within the target). `step` is the GPU's iteration time. Computed when
+  // the GPU finishes an iteration: it stays valid while the GPU is paused for a lease.
+  Time latest_small_start(const SchedulerState& state, const GpuRuntime& gpu, Duration step) const {
+    Time latest = Time::max();
+    for (uint32_t index : gpu.replicas) {
+      const Replica& replica = state.replicas[index];
+      const ModelSpec& model = state.node->model(replica.model);
+      for (SequenceHandle h : replica.running) {
+        const Sequence& seq = state.sequence(h);
+        const SloClass& slo = state.node->slo_class(seq.spec.slo_class);
+        if (!seq.first_token) {
+          if (!slo.ttft_target) continue;
+          const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
+                                          model.prefill_chunk_tokens);
+          latest = std::min(latest, seq.spec.arrival + *slo.ttft_target -
+                                        Duration(static_cast<int64_t>(chunks * step.count())) -
+                                        spec_.urgency_margin);
+          continue;
+        }
+        if (!slo.tpot_target) continue;
+        const double remaining = state.predictor.expected_remaining(seq);
+        const Time finish_deadline =
+            *seq.first_token +
+            Duration(static_cast<int64_t>(static_cast<double>(slo.tpot_target->count()) *
+                                          (seq.generated_tokens + remaining - 1)));
+        latest = std::min(latest, finish_deadline -
+                                      Duration(static_cast<int64_t>(remaining * step.count())) -
+                                      spec_.urgency_margin);
       }
     }
-    return false;
+    return latest;
   }
 
   PolicySpec spec_;
@@ -312,6 +372,8 @@ class GangwayPolicy final : public GangPolicy {
   bool small_backlogged_ = false;
   Duration large_chunk_time_{0};
   std::vector<double> small_prefill_ns_per_token_;  // by ModelId value
+  std::vector<Time> small_latest_start_;            // by GPU, see latest_small_start()
+  Time last_lease_start_;
   Time last_lease_end_;
   Time pending_shadow_;
   double small_busy_while_pending_s_ = 0;
