@@ -89,11 +89,21 @@ class GangwayPolicy final : public GangPolicy {
     const Duration elapsed = now - state.gang.active_since;
     if (elapsed < spec_.lease_min) return true;
     if (elapsed >= spec_.lease_max) return false;
+    // Exclusive mode: every large request already waiting when a request-level phase began
+    // joins it whatever the small models' pressure (within the phase's length): the phase cost
+    // a whole drain, and rare phases that admit only part of the queue would leave requests
+    // waiting phase after phase. (Lease mode admits at least one iteration's token budget per
+    // lease and leases recur within max_large_wait, which bounds the wait of a short queue.)
+    if (mode_ == ExecutionMode::kExclusive && !state.large->queue.empty() &&
+        state.sequence(state.large->queue.front()).spec.arrival <= state.gang.active_since) {
+      return true;
+    }
     const Duration step = state.large->last_iteration;
     const Time small_latest = earliest_small_urgency(state);
     // Small work that one more large iteration would make late ends the lease.
     if (now + step >= small_latest) return false;
-    // The horizon adapts to the queue: every large request queued now joins this lease.
+    // The horizon adapts to the queue: large requests that arrive during it join too while no
+    // small work is pressed.
     if (!state.large->queue.empty()) return true;
     if (mode_ == ExecutionMode::kExclusive) return false;
     // Only resident sequences decoding: keep the gang while one of them is due a token, while the
@@ -108,16 +118,23 @@ class GangwayPolicy final : public GangPolicy {
     if (mode_ == ExecutionMode::kLease || state.gang.phase != GangPhase::kPending) return true;
     // Backfill: only what is predicted to end before the gang's reservation. The reservation is
     // fixed when the gang is wanted, so backfill cannot push it later bit by bit.
-    return now < pending_shadow_ && planner_.ends_by(state, replica, seq, now, pending_shadow_);
+    // Once stragglers are being evicted, nothing new starts: it would only be evicted too.
+    return !evicting_ && now < pending_shadow_ &&
+           planner_.ends_by(state, replica, seq, now, pending_shadow_);
   }
 
   bool force_drain(const SchedulerState& state, Time now) override {
     if (mode_ != ExecutionMode::kExclusive) return false;
-    if (now - large_waiting_since(state) >= spec_.max_large_wait) return true;
+    evicting_ = evicting_ || now - large_waiting_since(state) >= spec_.max_large_wait ||
+                evicting_is_cheaper(state, now);
+    return evicting_;
+  }
+
+  // The drain overran its prediction by overrun_grace: waiting costs the drained GPUs' idle time
+  // until the stragglers finish; evicting costs recomputing the stragglers' KV later.
+  bool evicting_is_cheaper(const SchedulerState& state, Time now) const {
     const Time shadow = planner_.shadow_time(now);
     if (now < pending_shadow_ + spec_.overrun_grace) return false;
-    // The drain overran its prediction. Waiting costs the drained GPUs' idle time until the
-    // stragglers finish; evicting costs recomputing the stragglers' KV later.
     double idle_gpus = 0;
     double recompute_s = 0;
     for (const GpuRuntime& gpu : state.gpus) {
@@ -175,6 +192,7 @@ class GangwayPolicy final : public GangPolicy {
   }
 
   void on_gang_started(const SchedulerState& state, Time now) override {
+    evicting_ = false;
     // The barrier: GPU-time between the gang being wanted and starting that small work did not
     // use. The large model caused it, so it pays for it.
     const double window_gpu_s =
@@ -376,6 +394,7 @@ class GangwayPolicy final : public GangPolicy {
   Time last_lease_start_;
   Time last_lease_end_;
   Time pending_shadow_;
+  bool evicting_ = false;  // exclusive mode: this gang phase's drain is being forced
   double small_busy_while_pending_s_ = 0;
 };
 
