@@ -1,5 +1,6 @@
 # The two commands of the README:
-#   make run    builds gangway and runs its main job
+#   make run    builds gangway and starts its main job: the node daemon (gangway serve) on
+#               http://127.0.0.1:8000 over 8 emulated GPUs (Ctrl-C drains and stops it)
 #   make test   builds the tests (normal and sanitizer builds) and runs them
 # Both install missing Debian packages first (scripts/setup.sh).
 
@@ -17,8 +18,7 @@ release: setup
 	@cmake --build build/release -j$(JOBS)
 
 run: release
-	build/release/src/cli/gangway simulate examples/peak-mixed.yaml \
-	  --policy fcfs --policy sm-first --policy lm-first --policy time-slice
+	build/release/src/cli/gangway serve examples/serve.yaml
 
 test-build: setup
 	@cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGANGWAY_WERROR=ON \

@@ -2,6 +2,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "cli/load_command.h"
+#include "cli/serve_command.h"
 #include "cli/simulate_command.h"
 
 int main(int argc, char** argv) {
@@ -13,6 +15,10 @@ int main(int argc, char** argv) {
 
   gangway::SimulateOptions simulate_options;
   CLI::App* simulate = gangway::add_simulate_command(app, simulate_options);
+  gangway::ServeOptions serve_options;
+  CLI::App* serve = gangway::add_serve_command(app, serve_options);
+  gangway::LoadCommandOptions load_options;
+  CLI::App* load = gangway::add_load_command(app, load_options);
 
   try {
     app.parse(argc, argv);
@@ -27,5 +33,7 @@ int main(int argc, char** argv) {
     return 2;  // usage errors: a bad command line
   }
   if (simulate->parsed()) return gangway::run_simulate(simulate_options, std::cout, std::cerr);
+  if (serve->parsed()) return gangway::run_serve(serve_options, std::cerr);
+  if (load->parsed()) return gangway::run_load(load_options, std::cout, std::cerr);
   return 2;
 }

@@ -7,6 +7,7 @@
 #include "cli/simulation_run.h"
 #include "core/input_error.h"
 #include "sched/policy_registry.h"
+#include "sched/router_registry.h"
 
 namespace gangway {
 
@@ -69,7 +70,20 @@ std::vector<PolicySpec> policies_to_run(const SimulateOptions& options, const Sc
   return specs;
 }
 
-// With several policies, each gets its own timeline file: "run.json" -> "run.fcfs.json".
+std::vector<std::string> routings_to_run(const SimulateOptions& options, const Scenario& scenario) {
+  if (options.routings.empty()) return {scenario.scheduler.routing};
+  for (const std::string& name : options.routings) {
+    if (!is_router_name(name)) {
+      std::string known;
+      for (const std::string& n : router_names()) known += (known.empty() ? "" : ", ") + n;
+      throw InputError::at("", std::nullopt, "--routing",
+                           "unknown routing rule '" + name + "'; expected one of: " + known);
+    }
+  }
+  return options.routings;
+}
+
+// With several runs, each gets its own timeline file: "run.json" -> "run.fcfs.json".
 std::string timeline_path_for(const std::string& path, const std::string& policy, bool several) {
   if (!several) return path;
   const size_t dot = path.find_last_of('.');
@@ -91,6 +105,10 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
   command->add_option("--policy", options.policies,
                       "Gang policy to run; repeat to compare several on the same arrivals "
                       "(default: the scenario's policy)");
+  command->add_option("--routing", options.routings,
+                      "Small-model routing rule (predicted-ttft, late-binding, round-robin, "
+                      "least-loaded, cache-only, sglang); repeat to compare several, each under "
+                      "every --policy (default: the scenario's scheduler.routing)");
   command->add_option("--seed", options.seed, "Override the scenario's seed");
   command->add_option("--duration", options.duration_s, "Override the arrival window, in seconds");
   command->add_option("--drain", options.drain_s,
@@ -117,20 +135,24 @@ int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream
     scenario = load_scenario(options.scenario_path);
     apply_overrides(options, scenario);
     const std::vector<PolicySpec> policies = policies_to_run(options, scenario);
+    const std::vector<std::string> routings = routings_to_run(options, scenario);
     for (const PolicySpec& policy : policies) {
-      std::ofstream timeline_file;
-      std::unique_ptr<TimelineWriter> timeline;
-      if (options.timeline_path) {
-        const std::string path =
-            timeline_path_for(*options.timeline_path, policy.name, policies.size() > 1);
-        timeline_file.open(path);
-        if (!timeline_file) {
-          throw InputError::at(path, std::nullopt, "--timeline", "cannot open for writing");
+      for (const std::string& routing : routings) {
+        std::ofstream timeline_file;
+        std::unique_ptr<TimelineWriter> timeline;
+        if (options.timeline_path) {
+          const std::string label = routings.size() > 1 ? policy.name + "." + routing : policy.name;
+          const std::string path = timeline_path_for(*options.timeline_path, label,
+                                                     policies.size() * routings.size() > 1);
+          timeline_file.open(path);
+          if (!timeline_file) {
+            throw InputError::at(path, std::nullopt, "--timeline", "cannot open for writing");
+          }
+          timeline = std::make_unique<TimelineWriter>(timeline_file, scenario.node.gpu_count);
         }
-        timeline = std::make_unique<TimelineWriter>(timeline_file, scenario.node.gpu_count);
+        runs.push_back(run_policy(scenario, policy, routing, timeline.get()));
+        if (timeline) timeline->close();
       }
-      runs.push_back(run_policy(scenario, policy, timeline.get()));
-      if (timeline) timeline->close();
     }
   } catch (const InputError& error) {
     err << "gangway: error: " << error.what() << "\n";

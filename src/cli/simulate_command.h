@@ -1,5 +1,6 @@
-// `gangway simulate`: runs a scenario in the simulator under one or more gang policies (same
-// seed, same arrivals) and prints them side by side, or as one JSON document with --json.
+// `gangway simulate`: runs a scenario in the simulator under one or more gang policies and
+// routing rules (same seed, same arrivals) and prints them side by side, or as one JSON document
+// with --json.
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -14,6 +15,8 @@ namespace gangway {
 struct SimulateOptions {
   std::string scenario_path;
   std::vector<std::string> policies;
+  // Small-model routing rules; each policy runs under each (default: the scenario's).
+  std::vector<std::string> routings;
   std::optional<uint64_t> seed;
   std::optional<double> duration_s;
   std::optional<double> drain_s;

@@ -2,11 +2,83 @@
 
 #include <fmt/format.h>
 
+#include <array>
+
 namespace gangway {
 
 namespace {
 
-nlohmann::json run_json(const PolicyRun& run) {
+nlohmann::json prefix_counters_json(const PrefixCacheCounters& counters) {
+  return {{"requests", counters.requests},
+          {"hit_requests", counters.hit_requests},
+          {"request_hit_rate", counters.request_hit_rate()},
+          {"prompt_tokens", counters.prompt_tokens},
+          {"cached_tokens", counters.cached_tokens},
+          {"host_cached_tokens", counters.host_tokens},
+          {"token_hit_rate", counters.token_hit_rate()}};
+}
+
+// The KV layer's account (docs/cli.md lists the keys): prefix-cache hit rates per model and per
+// GPU, preemption choices by model and by reason, the split, the host tier.
+nlohmann::json kv_json(const Scenario& scenario, const KvRunReport& kv) {
+  const NodeSpec& node = scenario.node;
+  PrefixCacheCounters total;
+  std::vector<PrefixCacheCounters> by_model(node.models.size());
+  nlohmann::json pools = nlohmann::json::array();
+  for (size_t id = 0; id < kv.pools.size() && id < kv.stats.pools.size(); ++id) {
+    const KvRunReport::Pool& pool = kv.pools[id];
+    const PrefixCacheCounters& counters = kv.stats.pools[id];
+    total.add(counters);
+    by_model[pool.model.value()].add(counters);
+    nlohmann::json entry = prefix_counters_json(counters);
+    entry["gpu"] = pool.gpu ? nlohmann::json(pool.gpu->value()) : nlohmann::json("all");
+    entry["model"] = node.model(pool.model).name;
+    entry["capacity_blocks"] = pool.capacity_blocks;
+    entry["evicted_blocks"] = pool.evicted_blocks;
+    pools.push_back(entry);
+  }
+  nlohmann::json models = nlohmann::json::object();
+  for (const ModelSpec& model : node.models) {
+    models[model.name] = prefix_counters_json(by_model[model.id.value()]);
+  }
+  nlohmann::json preemption_models = nlohmann::json::object();
+  for (const ModelSpec& model : node.models) {
+    nlohmann::json modes = nlohmann::json::object();
+    for (int m = 0; m < kPreemptionModes; ++m) {
+      const PreemptionCounters& c = kv.stats.preemptions_by_model[model.id.value()][m];
+      modes[to_string(static_cast<PreemptionMode>(m))] = {{"count", c.count},
+                                                          {"kv_tokens", c.kv_tokens},
+                                                          {"victim_delay_s", c.victim_delay_s},
+                                                          {"node_gpu_s", c.node_gpu_s}};
+    }
+    preemption_models[model.name] = modes;
+  }
+  nlohmann::json reasons = nlohmann::json::object();
+  for (int r = 0; r < kPreemptionReasons; ++r) {
+    nlohmann::json modes = nlohmann::json::object();
+    for (int m = 0; m < kPreemptionModes; ++m) {
+      modes[to_string(static_cast<PreemptionMode>(m))] = kv.stats.preemptions_by_reason[r][m];
+    }
+    reasons[to_string(static_cast<PreemptionReason>(r))] = modes;
+  }
+  return {{"prefix_cache",
+           {{"total", prefix_counters_json(total)}, {"models", models}, {"pools", pools}}},
+          {"preemption", {{"models", preemption_models}, {"reasons", reasons}}},
+          {"split",
+           {{"large_kv_fraction", kv.large_kv_fraction},
+            {"lowest", kv.stats.large_kv_fraction_lowest},
+            {"highest", kv.stats.large_kv_fraction_highest},
+            {"moves_to_large", kv.stats.split_moves_to_large},
+            {"moves_to_small", kv.stats.split_moves_to_small}}},
+          {"host",
+           {{"capacity_bytes", kv.host_capacity_bytes},
+            {"peak_bytes", kv.stats.host_peak_bytes},
+            {"kept_blocks", kv.host_kept_blocks},
+            {"evicted_blocks", kv.host_evicted_blocks}}},
+          {"steals", kv.stats.steals}};
+}
+
+nlohmann::json run_json(const Scenario& scenario, const PolicyRun& run) {
   const SimulationResult& result = run.result;
   const double window_s = result.measured_s;
   nlohmann::json sim = {{"simulated_s", result.simulated_s},
@@ -18,6 +90,8 @@ nlohmann::json run_json(const PolicyRun& run) {
                         {"gang_phases", result.gang_phases}};
   return {{"policy", run.policy.name},
           {"mode", run.mode},
+          {"routing", run.routing},
+          {"kv", kv_json(scenario, run.kv)},
           {"sim", sim},
           {"node", result.node_time.to_json()},
           {"classes", result.metrics.classes_json(window_s)},
@@ -44,7 +118,7 @@ nlohmann::json simulation_report_json(const Scenario& scenario,
                         {"scenario", scenario.name},
                         {"seed", scenario.seed},
                         {"runs", nlohmann::json::array()}};
-  for (const PolicyRun& run : runs) doc["runs"].push_back(run_json(run));
+  for (const PolicyRun& run : runs) doc["runs"].push_back(run_json(scenario, run));
   return doc;
 }
 
@@ -56,6 +130,12 @@ void print_simulation_table(std::ostream& out, const Scenario& scenario,
                      "policy", "mode", "goodput/s", "SLO", "SM TTFT p99", "LM queue p99",
                      "LM queue max", "util", "barrier", "idle-wait", "wall s");
   const ModelSpec* large = scenario.node.large_model();
+  bool several_routings = false;
+  for (const PolicyRun& run : runs) several_routings |= run.routing != runs.front().routing;
+  // With several routing rules a run is "policy/routing".
+  auto run_label = [&](const PolicyRun& run) {
+    return several_routings ? run.policy.name + "/" + run.routing : run.policy.name;
+  };
   for (const PolicyRun& run : runs) {
     const RunMetrics& metrics = run.result.metrics;
     const NodeTimeAccount& node = run.result.node_time;
@@ -74,17 +154,30 @@ void print_simulation_table(std::ostream& out, const Scenario& scenario,
     const double busy = fraction(GpuActivity::kRunningSmall) + fraction(GpuActivity::kRunningLarge);
     out << fmt::format(
         "{:<16} {:>9} {:>10.1f} {:>7} {:>12} {:>12} {:>12} {:>7} {:>8} {:>9} {:>8.2f}\n",
-        run.policy.name, run.mode,
+        run_label(run), run.mode,
         static_cast<double>(metrics.total().slo_met()) / run.result.measured_s,
         percent(attainment(metrics.total())), ms(sm_ttft_p99), ms(lm_queue_p99), ms(lm_queue_max),
         percent(busy), percent(fraction(GpuActivity::kGangBarrier)),
         percent(fraction(GpuActivity::kIdleWhileWaiting)), run.wall_s);
   }
   out << "\n(latencies in ms; SLO = requests meeting their class targets / arrived)\n";
+  out << fmt::format("\n{:<24} {:>14} {:>14} {:>10} {:>10} {:>10}\n", "prefix cache", "token hits",
+                     "request hits", "pauses", "swaps", "recomputes");
+  for (const PolicyRun& run : runs) {
+    PrefixCacheCounters total;
+    for (const PrefixCacheCounters& pool : run.kv.stats.pools) total.add(pool);
+    std::array<int64_t, kPreemptionModes> modes{};
+    for (const auto& model : run.kv.stats.preemptions_by_model) {
+      for (int m = 0; m < kPreemptionModes; ++m) modes[m] += model[m].count;
+    }
+    out << fmt::format("{:<24} {:>14} {:>14} {:>10} {:>10} {:>10}\n",
+                       run.policy.name + "/" + run.routing, percent(total.token_hit_rate()),
+                       percent(total.request_hit_rate()), modes[0], modes[1], modes[2]);
+  }
 
   for (const PolicyRun& run : runs) {
     const RunMetrics& metrics = run.result.metrics;
-    out << fmt::format("\n{} ({} mode)\n", run.policy.name, run.mode);
+    out << fmt::format("\n{} ({} mode, routing {})\n", run.policy.name, run.mode, run.routing);
     out << fmt::format("  {:<14} {:>9} {:>9} {:>8} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
                        "group", "arrived", "completed", "rejected", "SLO", "queue p99", "TTFT p50",
                        "TTFT p99", "TPOT p50", "e2e p99");

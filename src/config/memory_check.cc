@@ -34,6 +34,27 @@ int failing_gpu(const NodeSpec& node) {
   return 0;
 }
 
+void check_pools(const NodeSpec& node, const KvLayout& layout,
+                 const std::vector<YamlValue>& items) {
+  for (const ModelSpec& model : node.models) {
+    const YamlValue& where = items[model.id.value()];
+    if (model.is_large()) {
+      if (layout.large_blocks < 1) {
+        where.fail(
+            "no room for even one KV block of the large model; raise "
+            "scheduler.large_kv_fraction (and large_kv_fraction_min) or free HBM");
+      }
+      continue;
+    }
+    for (const GpuId gpu : model.gpus) {
+      if (layout.small_blocks[gpu.value()][model.id.value()] < 1) {
+        where.fail("no room for even one KV block on GPU " + std::to_string(gpu.value()) +
+                   "; lower scheduler.large_kv_fraction (and large_kv_fraction_max) or free HBM");
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void check_memory_layout(const NodeSpec& node, const SchedulerOptions& options,
@@ -48,23 +69,13 @@ void check_memory_layout(const NodeSpec& node, const SchedulerOptions& options,
                 "with more HBM)");
   }
   const std::vector<YamlValue> items = models.list();
-  for (const ModelSpec& model : node.models) {
-    const YamlValue& where = items[model.id.value()];
-    if (model.is_large()) {
-      if (layout.large_blocks < 1) {
-        where.fail(
-            "no room for even one KV block of the large model; raise "
-            "scheduler.large_kv_fraction or free HBM");
-      }
-      continue;
-    }
-    for (const GpuId gpu : model.gpus) {
-      if (layout.small_blocks[gpu.value()][model.id.value()] < 1) {
-        where.fail("no room for even one KV block on GPU " + std::to_string(gpu.value()) +
-                   "; lower scheduler.large_kv_fraction or free HBM");
-      }
-    }
+  // With the dynamic split every pool must hold a block at both ends of its range too.
+  std::vector<KvLayout> layouts = {layout};
+  if (options.kv_split == KvSplit::kDynamic) {
+    layouts.push_back(compute_kv_layout(node, options.large_kv_fraction_min));
+    layouts.push_back(compute_kv_layout(node, options.large_kv_fraction_max));
   }
+  for (const KvLayout& checked : layouts) check_pools(node, checked, items);
 }
 
 }  // namespace gangway

@@ -70,7 +70,10 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& path) {
   const YamlValue models = root.required("models");
   read_models(models, node);
 
-  if (const auto v = root.get("scheduler")) scenario.scheduler = read_scheduler_options(*v);
+  if (const auto v = root.get("scheduler")) {
+    scenario.scheduler = read_scheduler_options(*v);
+    check_scheduler_against_node(*v, scenario.scheduler, node);
+  }
   check_memory_layout(node, scenario.scheduler, models);
   if (const auto v = root.get("policy")) scenario.policy = read_policy(*v);
 

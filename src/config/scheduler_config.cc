@@ -1,6 +1,7 @@
 #include "config/scheduler_config.h"
 
 #include "sched/policy_registry.h"
+#include "sched/router_registry.h"
 
 namespace gangway {
 namespace {
@@ -35,12 +36,23 @@ void read_policy_parameters(const YamlMap& map, PolicySpec& spec) {
   read_duration_ms(map, "urgency_margin_ms", true, spec.urgency_margin);
   if (const auto v = map.get("conservative_backfill")) spec.conservative_backfill = v->boolean();
   read_duration_ms(map, "overrun_grace_ms", true, spec.overrun_grace);
+  read_duration_ms(map, "exclusive_max_large_wait_ms", false, spec.exclusive_max_large_wait);
+  read_duration_ms(map, "exclusive_phase_max_ms", false, spec.exclusive_phase_max);
+}
+
+const std::vector<std::string>& scheduler_keys() {
+  static const std::vector<std::string> keys = {
+      "large_kv_fraction", "kv_admission_watermark",   "routing",
+      "kv_split",          "large_kv_fraction_min",    "large_kv_fraction_max",
+      "kv_rebalance_step", "kv_rebalance_interval_ms", "prefix_caching",
+      "host_prefix_cache", "lm_cache_aware_batching",  "preemption"};
+  return keys;
 }
 
 }  // namespace
 
 SchedulerOptions read_scheduler_options(const YamlValue& value) {
-  const YamlMap map = value.map({"large_kv_fraction", "kv_admission_watermark"});
+  const YamlMap map = value.map(scheduler_keys());
   SchedulerOptions options;
   if (const auto v = map.get("large_kv_fraction")) {
     options.large_kv_fraction = v->number_in(0.0, 1.0, true, true);
@@ -48,17 +60,81 @@ SchedulerOptions read_scheduler_options(const YamlValue& value) {
   if (const auto v = map.get("kv_admission_watermark")) {
     options.kv_admission_watermark = v->number_in(0.0, 1.0, false, true);
   }
+  if (const auto v = map.get("routing")) {
+    options.routing = v->text();
+    if (!is_router_name(options.routing)) {
+      v->fail("unknown routing rule " + quoted(options.routing) +
+              "; expected one of: " + join_names(router_names()));
+    }
+  }
+  if (const auto v = map.get("kv_split")) {
+    options.kv_split =
+        v->choice({"static", "dynamic"}) == "dynamic" ? KvSplit::kDynamic : KvSplit::kStatic;
+  }
+  const bool dynamic = options.kv_split == KvSplit::kDynamic;
+  for (const char* key : {"large_kv_fraction_min", "large_kv_fraction_max", "kv_rebalance_step",
+                          "kv_rebalance_interval_ms"}) {
+    if (const auto v = map.get(key); v && !dynamic) {
+      v->fail(std::string("is read only with kv_split: dynamic"));
+    }
+  }
+  if (const auto v = map.get("large_kv_fraction_min")) {
+    options.large_kv_fraction_min = v->number_in(0.0, 1.0, true, true);
+  }
+  if (const auto v = map.get("large_kv_fraction_max")) {
+    options.large_kv_fraction_max = v->number_in(0.0, 1.0, true, true);
+  }
+  if (dynamic && !(options.large_kv_fraction_min <= options.large_kv_fraction &&
+                   options.large_kv_fraction <= options.large_kv_fraction_max)) {
+    const YamlValue where =
+        map.get("large_kv_fraction")
+            .value_or(map.get("large_kv_fraction_min")
+                          .value_or(map.get("large_kv_fraction_max").value_or(map.self())));
+    where.fail("expected large_kv_fraction_min (" + format_number(options.large_kv_fraction_min) +
+               ") <= large_kv_fraction (" + format_number(options.large_kv_fraction) +
+               ") <= large_kv_fraction_max (" + format_number(options.large_kv_fraction_max) + ")");
+  }
+  if (const auto v = map.get("kv_rebalance_step")) {
+    options.kv_rebalance_step = v->number_in(0.0, 1.0, true, false);
+  }
+  if (const auto v = map.get("kv_rebalance_interval_ms")) {
+    options.kv_rebalance_interval = ms_to_duration(v->non_negative_number());
+  }
+  if (const auto v = map.get("prefix_caching")) options.prefix_caching = v->boolean();
+  if (const auto v = map.get("host_prefix_cache")) options.host_prefix_cache = v->boolean();
+  if (const auto v = map.get("lm_cache_aware_batching")) {
+    options.lm_cache_aware_batching = v->boolean();
+  }
+  if (const auto v = map.get("preemption")) {
+    const std::string mode = v->choice({"cost", "pause", "swap", "recompute"});
+    options.preemption = mode == "pause"       ? PreemptionPolicy::kPause
+                         : mode == "swap"      ? PreemptionPolicy::kSwap
+                         : mode == "recompute" ? PreemptionPolicy::kRecompute
+                                               : PreemptionPolicy::kCost;
+  }
   return options;
+}
+
+void check_scheduler_against_node(const YamlValue& scheduler, const SchedulerOptions& options,
+                                  const NodeSpec& node) {
+  if (options.preemption == PreemptionPolicy::kSwap && node.host_memory_bytes <= 0) {
+    const YamlMap map = scheduler.map(scheduler_keys());
+    map.get("preemption")
+        ->fail(
+            "swap needs host memory to swap to, but node.host_memory_gib is 0; give the node host "
+            "memory or choose preemption: cost (which never swaps without room) or recompute");
+  }
 }
 
 PolicySpec read_policy(const YamlValue& value) {
   PolicySpec spec;
   std::optional<YamlValue> name = value;
   if (!value.is_scalar()) {
-    const YamlMap map = value.map({"name", "slice_period_ms", "slice_large_share", "mode",
-                                   "large_weight", "small_weight", "lease_min_ms", "lease_max_ms",
-                                   "max_large_wait_ms", "batching_delay_ms", "urgency_margin_ms",
-                                   "conservative_backfill", "overrun_grace_ms"});
+    const YamlMap map =
+        value.map({"name", "slice_period_ms", "slice_large_share", "mode", "large_weight",
+                   "small_weight", "lease_min_ms", "lease_max_ms", "max_large_wait_ms",
+                   "batching_delay_ms", "urgency_margin_ms", "conservative_backfill",
+                   "overrun_grace_ms", "exclusive_max_large_wait_ms", "exclusive_phase_max_ms"});
     name = map.get("name");
     // Parameters are read whatever the policy, so that the scenario can be run under another
     // policy (--policy) with them; each policy reads the ones it documents.

@@ -1,6 +1,7 @@
-// Reads a scenario's `scheduler:` section (the core's options: the static KV split between the
-// large and the small models, the admission watermark) and its `policy:` section (which gang
-// policy, and its parameters), checking the policy against the registry's names and ranges.
+// Reads a scenario's `scheduler:` section (the core's options: the KV split between the large and
+// the small models, static or dynamic, the admission watermark, prefix caching and the host
+// tier, preemption, the routing rule) and its `policy:` section (which gang policy, and its
+// parameters), checking the policy against the registry's names and ranges.
 #pragma once
 
 #include "config/yaml_reader.h"
@@ -10,6 +11,10 @@
 namespace gangway {
 
 SchedulerOptions read_scheduler_options(const YamlValue& value);
+// Checks options that depend on the node (swap preemption needs host memory); `scheduler` is the
+// section the options were read from, for the error's location.
+void check_scheduler_against_node(const YamlValue& scheduler, const SchedulerOptions& options,
+                                  const NodeSpec& node);
 
 // `policy:` as a name ("fcfs") or a mapping {name, slice_period_ms, slice_large_share}.
 PolicySpec read_policy(const YamlValue& value);

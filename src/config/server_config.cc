@@ -29,18 +29,20 @@ EmulatedOutputSpec read_emulated_output(const YamlValue& value, const std::strin
     }
   }
   if (!value.is_map() && !value.is_scalar()) {
-    value.fail("expected workload, max_tokens, a whole number of tokens or a length "
-               "distribution mapping, got " +
-               value.describe());
+    value.fail(
+        "expected workload, max_tokens, a whole number of tokens or a length "
+        "distribution mapping, got " +
+        value.describe());
   }
   if (value.is_scalar()) {
     // A bare number is a constant length; any other word is a mistake.
     try {
       (void)value.integer();
     } catch (const InputError&) {
-      value.fail("expected workload, max_tokens, a whole number of tokens or a length "
-                 "distribution mapping, got " +
-                 value.describe());
+      value.fail(
+          "expected workload, max_tokens, a whole number of tokens or a length "
+          "distribution mapping, got " +
+          value.describe());
     }
   }
   spec.kind = EmulatedOutputSpec::Kind::kLength;
@@ -57,10 +59,11 @@ bool is_log_level(const std::string& name) {
 
 ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
                                  const std::string& scenario_path) {
-  const YamlMap map = value.map({"host", "port", "network_threads", "max_connections",
-                                 "max_header_kib", "max_body_kib", "read_timeout_s",
-                                 "write_stall_timeout_s", "max_output_buffer_kib", "drain_grace_s",
-                                 "default_slo_class", "emulated_output_tokens", "log_level"});
+  const YamlMap map =
+      value.map({"host", "port", "network_threads", "max_connections", "max_header_kib",
+                 "max_body_kib", "read_timeout_s", "write_stall_timeout_s", "max_output_buffer_kib",
+                 "socket_send_buffer_kib", "stream_interval_tokens", "drain_grace_s",
+                 "default_slo_class", "emulated_output_tokens", "log_level"});
   ServerConfig config;
   if (const auto v = map.get("host")) config.host = v->text();
   if (const auto v = map.get("port")) config.port = static_cast<uint16_t>(v->integer_in(0, 65535));
@@ -77,9 +80,16 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
     config.max_body_bytes = v->integer_in(1, 1024 * 1024) * kKib;
   }
   if (const auto v = map.get("read_timeout_s")) config.read_timeout = read_seconds(*v);
-  if (const auto v = map.get("write_stall_timeout_s")) config.write_stall_timeout = read_seconds(*v);
+  if (const auto v = map.get("write_stall_timeout_s"))
+    config.write_stall_timeout = read_seconds(*v);
   if (const auto v = map.get("max_output_buffer_kib")) {
     config.max_output_buffer_bytes = v->integer_in(4, 1024 * 1024) * kKib;
+  }
+  if (const auto v = map.get("socket_send_buffer_kib")) {
+    config.socket_send_buffer_bytes = v->integer_in(4, 64 * 1024) * kKib;
+  }
+  if (const auto v = map.get("stream_interval_tokens")) {
+    config.stream_interval_tokens = static_cast<int32_t>(v->integer_in(1, 1024));
   }
   if (const auto v = map.get("drain_grace_s")) {
     config.drain_grace = seconds_to_duration(v->non_negative_number());

@@ -44,6 +44,12 @@ struct ServerConfig {
   Duration write_stall_timeout = std::chrono::seconds(10);
   // A connection whose unsent response bytes exceed this is cut off (a reader far too slow).
   int64_t max_output_buffer_bytes = 1024 * 1024;
+  // The kernel's send buffer per connection (SO_SNDBUF; it stops the kernel from growing it to
+  // megabytes for a client that does not read), so a slow reader is seen within this much.
+  int64_t socket_send_buffer_bytes = 256 * 1024;
+  // A streamed answer's first token is written at once, later ones every this many tokens
+  // (vLLM's stream_interval): fewer writes, and so less CPU, for the same tokens.
+  int32_t stream_interval_tokens = 1;
   // On SIGTERM: how long requests in flight may run before they are stopped.
   Duration drain_grace = std::chrono::seconds(30);
   // Used when a request names no class; empty = the scenario's first class.

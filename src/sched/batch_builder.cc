@@ -6,11 +6,21 @@
 // prefill, then new sequences admitted from the queues while budget, KV memory and the policy
 // allow. Chunking bounds an iteration's length, which bounds how long the gang waits at its
 // barrier. KV blocks are taken as tokens are computed; when decodes need blocks that are not
-// free, the youngest resident sequences are preempted (their KV dropped, to be recomputed), as
-// vLLM does.
+// free, the youngest resident sequences are preempted (swapped to host memory or dropped for
+// recomputation, whichever is predicted cheaper: preemption.cc), as vLLM does.
+//
+// Admission reuses KV: a new sequence takes references on the longest prefix of its prompt that
+// its pool's prefix cache holds, loads the blocks that follow from the host tier if they were
+// kept there (the sequence waits for the PCIe copy before it computes), and computes the rest.
+// Each full prompt block it computes is published to the prefix index for later requests. A
+// swapped-out sequence comes back the same way: what is still cached on the GPU is shared, the
+// rest is copied back from host memory. With lm_cache_aware_batching the large model's batch
+// skips a queued request whose next uncached block a resident sequence is computing right now:
+// one iteration later it is a hit.
 
 #include <algorithm>
 #include <optional>
+#include <span>
 
 #include "sched/scheduler.h"
 
@@ -25,6 +35,13 @@ struct Scheduler::BatchTarget {
   std::vector<BatchEntry>* batch = nullptr;
   Replica* replica = nullptr;  // null for the large model
   uint32_t replica_index = kNoReplica;
+  uint32_t pool_id = 0;
+  // Prefill tokens still to compute of the engine's resident sequences.
+  int64_t* resident_prefill_tokens = nullptr;
+  // Where a memory-blocked admission records how many blocks it lacked.
+  int64_t* kv_shortfall_blocks = nullptr;
+  // Defer requests whose next block a resident sequence is computing (large model).
+  bool cache_aware = false;
   bool admit_new = true;
   // When set, the iteration must be predicted to end within this time (lease mode: a GPU that
   // reaches its boundary before the gang's barrier fills the wait with a shorter iteration).
@@ -78,6 +95,9 @@ bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now,
   target.batch = &gpu.batch;
   target.replica = &replica;
   target.replica_index = static_cast<uint32_t>(&replica - state_.replicas.data());
+  target.pool_id = target.replica_index;
+  target.resident_prefill_tokens = &replica.resident_prefill_tokens;
+  target.kv_shortfall_blocks = &replica.kv_shortfall_blocks;
   if (!build_batch(target, now)) return false;
 
   BatchShape shape;
@@ -111,6 +131,11 @@ bool Scheduler::launch_large(Time now, bool admit_new) {
   target.own_queue = &large.queue;
   target.batch = &large.batch;
   target.admit_new = admit_new;
+  target.cost = large.cost;
+  target.pool_id = state_.large_pool_id();
+  target.resident_prefill_tokens = &large.resident_prefill_tokens;
+  target.kv_shortfall_blocks = &large.kv_shortfall_blocks;
+  target.cache_aware = options_.lm_cache_aware_batching && options_.prefix_caching;
   if (!build_batch(target, now)) return false;
 
   BatchShape shape;
@@ -134,16 +159,169 @@ bool Scheduler::launch_large(Time now, bool admit_new) {
   return true;
 }
 
+namespace {
+
+// Whether a resident sequence needs a fresh block for its next decode token.
+bool needs_decode_block(const Sequence& seq, int32_t block_tokens, Time now) {
+  return seq.prefill_done() && seq.kv_ready <= now &&
+         seq.kv_tokens >= static_cast<int64_t>(seq.kv_blocks) * block_tokens;
+}
+
+// Requests looked at past a deferred one when the large model forms its batch cache-aware.
+constexpr int kCacheAwareLookahead = 16;
+
+}  // namespace
+
 void Scheduler::preempt_for_memory(BatchTarget& target, int64_t blocks_needed, Time now) {
   const int32_t block_tokens = node_.kv_block_tokens;
   std::vector<SequenceHandle>& running = *target.running;
-  while (target.kv->free_blocks() < blocks_needed && !running.empty()) {
+  while (target.kv->available_blocks() < blocks_needed && !running.empty()) {
     const SequenceHandle victim = running.back();
     const Sequence& seq = state_.sequences[victim];
     // Blocks the victim would itself have needed this iteration no longer count.
-    if (seq.prefill_done() && seq.kv_tokens % block_tokens == 0) --blocks_needed;
-    preempt(victim, now);
+    if (needs_decode_block(seq, block_tokens, now)) --blocks_needed;
+    preempt(victim, now, PreemptionReason::kMemory, /*memory_needed=*/true);
   }
+}
+
+void Scheduler::publish_computed_blocks(Sequence& seq) {
+  BlockPool& pool = pool_of(seq);
+  if (!pool.prefix_caching()) return;
+  const int32_t full_blocks = seq.kv_tokens / node_.kv_block_tokens;
+  const int32_t limit = std::min(full_blocks, static_cast<int32_t>(seq.spec.prefix_blocks.size()));
+  for (int32_t i = seq.published_blocks; i < limit; ++i) {
+    const BlockId parent = i > 0 ? seq.blocks[static_cast<size_t>(i - 1)] : kNoBlock;
+    seq.blocks[static_cast<size_t>(i)] = pool.publish(
+        seq.blocks[static_cast<size_t>(i)], seq.spec.prefix_blocks[static_cast<size_t>(i)], parent);
+    seq.published_blocks = i + 1;
+  }
+}
+
+void Scheduler::record_first_admission(const Sequence& seq, uint32_t pool_id) {
+  if (seq.spec.arrival < options_.statistics_from) return;
+  PrefixCacheCounters& counters = state_.kv_stats.pools[pool_id];
+  ++counters.requests;
+  counters.prompt_tokens += seq.spec.prompt_tokens;
+  counters.cached_tokens += seq.cached_prompt_tokens;
+  counters.host_tokens += seq.host_cached_prompt_tokens;
+  if (seq.cached_prompt_tokens > 0) ++counters.hit_requests;
+}
+
+bool Scheduler::next_block_in_progress(const BatchTarget& target, const Sequence& seq) const {
+  if (seq.swapped) return false;
+  const int32_t reusable = seq.reusable_prefix_blocks(node_.kv_block_tokens);
+  if (reusable <= 0) return false;
+  const std::span<const BlockHash> prefix(seq.spec.prefix_blocks.data(),
+                                          static_cast<size_t>(reusable));
+  const int32_t cached = target.kv->match(prefix);
+  if (cached >= reusable) return false;
+  const auto next = static_cast<size_t>(cached);
+  for (SequenceHandle h : *target.running) {
+    const Sequence& other = state_.sequences[h];
+    // Not published yet (else it would be cached) and part of the other's prompt: it is being
+    // computed, by a chunk in flight or a later one.
+    if (other.spec.prefix_blocks.size() > next && other.spec.prefix_blocks[next] == prefix[next]) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool Scheduler::admit(BatchTarget& target, SequenceHandle handle, int32_t budget, Time now) {
+  Sequence& seq = state_.sequences[handle];
+  const ModelSpec& model = *target.model;
+  const int32_t block_tokens = node_.kv_block_tokens;
+  BlockPool& pool = *target.kv;
+  const auto watermark_blocks =
+      static_cast<int64_t>(options_.kv_admission_watermark * pool.capacity_blocks());
+
+  // What is on the GPU already (shared prefix blocks), what comes from host memory, and the
+  // first chunk to compute.
+  int32_t gpu_blocks = 0;
+  int32_t host_blocks = 0;
+  int32_t kv_tokens = 0;
+  if (seq.swapped) {
+    kv_tokens = seq.kv_tokens;
+    const int32_t computed_prompt_blocks =
+        std::min(kv_tokens / block_tokens, static_cast<int32_t>(seq.spec.prefix_blocks.size()));
+    if (pool.prefix_caching() && computed_prompt_blocks > 0) {
+      gpu_blocks = pool.match(std::span<const BlockHash>(
+          seq.spec.prefix_blocks.data(), static_cast<size_t>(computed_prompt_blocks)));
+    }
+  } else {
+    const int32_t reusable = seq.reusable_prefix_blocks(block_tokens);
+    if (pool.prefix_caching() && reusable > 0) {
+      const std::span<const BlockHash> prefix(seq.spec.prefix_blocks.data(),
+                                              static_cast<size_t>(reusable));
+      gpu_blocks = pool.match(prefix);
+      if (state_.host.keeps_prefixes() && gpu_blocks < reusable) {
+        host_blocks = state_.host.match(pool.host_key(), prefix, gpu_blocks, reusable - gpu_blocks);
+      }
+    }
+    kv_tokens = (gpu_blocks + host_blocks) * block_tokens;
+  }
+  const int32_t first_chunk =
+      std::min({seq.prefill_target_tokens - kv_tokens, model.prefill_chunk_tokens, budget});
+  const int64_t blocks_after_chunk =
+      blocks_for_tokens(kv_tokens + std::max(first_chunk, 0), block_tokens);
+  const std::span<const BlockHash> prefix(seq.spec.prefix_blocks.data(),
+                                          seq.spec.prefix_blocks.size());
+  scratch_blocks_.clear();
+  const int64_t cost =
+      pool.collect_prefix(prefix, gpu_blocks, scratch_blocks_) + (blocks_after_chunk - gpu_blocks);
+  if (cost + watermark_blocks > pool.available_blocks()) {
+    *target.kv_shortfall_blocks =
+        std::max(*target.kv_shortfall_blocks, cost + watermark_blocks - pool.available_blocks());
+    return false;
+  }
+
+  RequestQueue& queue = seq.large ? state_.large->queue
+                                  : (seq.queued_replica != kNoReplica
+                                         ? state_.replicas[seq.queued_replica].queue
+                                         : state_.small_models[seq.spec.model.value()].queue);
+  queue.erase(handle, seq);
+  // Counted before kv_tokens changes: queued prompt tokens were counted from it.
+  count_transition(seq, SequenceState::kQueued, SequenceState::kRunning);
+  seq.state = SequenceState::kRunning;
+  seq.queued_replica = kNoReplica;
+  if (target.replica) {
+    seq.running_replica = target.replica_index;
+    seq.gpu = target.replica->gpu;
+  }
+  pool.acquire_blocks(scratch_blocks_);
+  seq.blocks.insert(seq.blocks.end(), scratch_blocks_.begin(), scratch_blocks_.end());
+  seq.published_blocks = gpu_blocks;
+  if (seq.swapped) {
+    // Swap in: the rest of its KV comes back from host memory, once the copy out has ended.
+    const int32_t loaded_tokens = kv_tokens - gpu_blocks * block_tokens;
+    pool.allocate(blocks_for_tokens(kv_tokens, block_tokens) - gpu_blocks, seq.blocks);
+    state_.host.release_swap(host_bytes(model, kv_tokens));
+    seq.swapped = false;
+    seq.kv_ready = std::max(now, seq.kv_ready) + kv_swap_time(model, node_.hardware, loaded_tokens);
+  } else {
+    if (host_blocks > 0) {
+      state_.host.touch(pool.host_key(), prefix, gpu_blocks, host_blocks);
+      pool.allocate(host_blocks, seq.blocks);
+      seq.kv_ready = now + kv_swap_time(model, node_.hardware,
+                                        static_cast<int64_t>(host_blocks) * block_tokens);
+    }
+    seq.kv_tokens = kv_tokens;
+    if (!seq.first_scheduled) {
+      seq.cached_prompt_tokens = kv_tokens;
+      seq.host_cached_prompt_tokens = host_blocks * block_tokens;
+      record_first_admission(seq, target.pool_id);
+    }
+  }
+  seq.kv_blocks = static_cast<int32_t>(seq.blocks.size());
+  publish_computed_blocks(seq);
+  if (seq.kv_ready > now) note_kv_ready(seq.kv_ready);
+  *target.resident_prefill_tokens += seq.remaining_prefill_tokens();
+  if (!seq.first_scheduled) {
+    seq.first_scheduled = now;
+    record_admission_prediction(seq, model, static_cast<int32_t>(target.running->size()), now);
+  }
+  target.running->push_back(handle);
+  return true;
 }
 
 bool Scheduler::build_batch(BatchTarget& target, Time now) {
@@ -157,11 +335,13 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
   // blocks they need before taking any, by preempting the youngest if memory is short.
   int64_t decode_blocks_needed = 0;
   for (SequenceHandle h : running) {
-    const Sequence& seq = state_.sequences[h];
-    if (seq.prefill_done() && seq.kv_tokens % block_tokens == 0) ++decode_blocks_needed;
+    if (needs_decode_block(state_.sequences[h], block_tokens, now)) ++decode_blocks_needed;
   }
-  if (decode_blocks_needed > target.kv->free_blocks()) {
+  if (decode_blocks_needed > target.kv->available_blocks()) {
     preempt_for_memory(target, decode_blocks_needed, now);
+    // As vLLM does: no admissions in a pass that had to preempt, or the victim (first in its
+    // queue) could come straight back and be preempted again next iteration.
+    target.admit_new = false;
   }
 
   int32_t budget = model.max_batched_tokens;
@@ -169,9 +349,9 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
   for (SequenceHandle h : running) {
     if (batch.size() >= max_seqs || budget < 1) break;
     Sequence& seq = state_.sequences[h];
-    if (!seq.prefill_done()) continue;
-    if (seq.kv_tokens % block_tokens == 0) {
-      if (!target.kv->allocate(1)) continue;
+    if (!seq.prefill_done() || seq.kv_ready > now) continue;
+    if (needs_decode_block(seq, block_tokens, now)) {
+      if (!target.kv->allocate(1, seq.blocks)) continue;
       ++seq.kv_blocks;
     }
     batch.push_back(BatchEntry{seq.spec.id, h, 0, seq.kv_tokens, true, seq.generated_tokens + 1});
@@ -211,21 +391,21 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
 
   // Then chunks of prompts already resident and part-way through prefill.
   auto add_prefill_chunk = [&](SequenceHandle h, Sequence& seq) -> bool {
+    if (seq.kv_ready > now) return false;  // its KV is still being copied in
     int32_t chunk = std::min({seq.remaining_prefill_tokens(), model.prefill_chunk_tokens, budget});
     if (chunk <= 0) return false;
     const int64_t have_tokens = seq.kv_blocks * static_cast<int64_t>(block_tokens);
-    const int64_t need_blocks =
-        blocks_for_tokens(seq.kv_tokens + chunk, block_tokens) - seq.kv_blocks;
-    if (need_blocks > target.kv->free_blocks()) {
+    if (blocks_for_tokens(seq.kv_tokens + chunk, block_tokens) - seq.kv_blocks >
+        target.kv->available_blocks()) {
       // Take what fits rather than nothing: a smaller chunk still makes progress.
       const int64_t fit_tokens =
-          have_tokens + target.kv->free_blocks() * block_tokens - seq.kv_tokens;
+          have_tokens + target.kv->available_blocks() * block_tokens - seq.kv_tokens;
       chunk = static_cast<int32_t>(std::min<int64_t>(chunk, fit_tokens));
       if (chunk <= 0) return false;
     }
     const int64_t blocks = blocks_for_tokens(seq.kv_tokens + chunk, block_tokens) - seq.kv_blocks;
-    target.kv->allocate(blocks);
-    seq.kv_blocks += static_cast<int32_t>(blocks);
+    if (blocks > 0) target.kv->allocate(blocks, seq.blocks);
+    seq.kv_blocks = static_cast<int32_t>(seq.blocks.size());
     const bool completes = seq.kv_tokens + chunk >= seq.prefill_target_tokens;
     batch.push_back(BatchEntry{seq.spec.id, h, chunk, seq.kv_tokens, completes,
                                completes ? seq.generated_tokens + 1 : seq.generated_tokens});
@@ -241,37 +421,31 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
   }
 
   // Then new sequences from the queues, in queue order, while the policy agrees and the pool
-  // keeps its admission watermark.
-  const auto watermark_blocks =
-      static_cast<int64_t>(options_.kv_admission_watermark * target.kv->capacity_blocks());
+  // keeps its admission watermark. Cache-aware, a request whose next block is being computed by
+  // a resident sequence waits (it will hit that block) and the ones behind it may go first.
   while (target.admit_new && batch.size() < max_seqs && budget >= 1) {
     RequestQueue* queue = pick_queue(target.own_queue, target.shared_queue);
     if (!queue) break;
-    const SequenceHandle h = queue->front();
+    SequenceHandle h = queue->front();
+    if (target.cache_aware) {
+      h = kNoSequence;
+      int looked = 0;
+      for (const auto& entry : *queue) {
+        if (++looked > kCacheAwareLookahead) break;
+        const SequenceHandle candidate = std::get<2>(entry);
+        if (!next_block_in_progress(target, state_.sequences[candidate])) {
+          h = candidate;
+          break;
+        }
+      }
+      if (h == kNoSequence) break;
+    }
     Sequence& seq = state_.sequences[h];
     const bool allowed = target.replica ? policy_->admit_small(state_, *target.replica, seq, now)
                                         : policy_->admit_large(state_, seq, now);
     if (!allowed) break;
-    const int32_t first_chunk =
-        std::min({seq.remaining_prefill_tokens(), model.prefill_chunk_tokens, budget});
-    if (blocks_for_tokens(seq.kv_tokens + first_chunk, block_tokens) + watermark_blocks >
-        target.kv->free_blocks()) {
-      break;
-    }
-    queue->erase(h, seq);
-    count_transition(seq, SequenceState::kQueued, SequenceState::kRunning);
-    seq.state = SequenceState::kRunning;
-    seq.queued_replica = kNoReplica;
-    if (target.replica) {
-      seq.running_replica = target.replica_index;
-      seq.gpu = target.replica->gpu;
-    }
-    if (!seq.first_scheduled) {
-      seq.first_scheduled = now;
-      record_admission_prediction(seq, model, static_cast<int32_t>(running.size()), now);
-    }
-    running.push_back(h);
-    add_prefill_chunk(h, seq);
+    if (!admit(target, h, budget, now)) break;
+    if (!seq.prefill_done()) add_prefill_chunk(h, seq);
   }
   return !batch.empty();
 }

@@ -80,7 +80,9 @@ class GangPolicy {
     return seq.spec.arrival.ns();
   }
 
-  // Notifications, for policies that account for use (virtual time, shares).
+  // Notifications, for policies that account for use (virtual time, shares). An iteration is
+  // reported after its sequences have been updated (tokens counted, finished ones removed), so
+  // the state is the one the next decision sees; launch.entries is empty by then.
   virtual void on_iteration_finished(const SchedulerState& state, const IterationLaunch& launch,
                                      Time end) {
     (void)state;

@@ -1,6 +1,7 @@
 // The scheduler's invariants, one family per function, checked after every event in debug and
 // test builds. Each failure names the invariant and the object that broke it.
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -34,45 +35,150 @@ void Scheduler::check_invariants() const {
   // No lost request: every live sequence is in exactly one queue or running set.
   int64_t placed = 0;
   auto visit_queue = [&](const RequestQueue& queue, const char* where) {
+    int64_t tokens = 0;
     for (const auto& entry : queue) {
       const SequenceHandle h = std::get<2>(entry);
       visit(h, where, SequenceState::kQueued);
-      if (seqs[h].kv_blocks != 0) violated(std::string("a queued request holds KV in ") + where);
+      const Sequence& seq = seqs[h];
+      if (seq.kv_blocks != 0 || !seq.blocks.empty()) {
+        violated(std::string("a queued request holds KV blocks in ") + where);
+      }
+      if (!seq.swapped && seq.kv_tokens != 0) {
+        violated(std::string("a queued request has KV tokens but no KV in ") + where);
+      }
+      tokens += seq.queue_tokens;
       ++placed;
+    }
+    if (tokens != queue.queued_tokens()) {
+      violated(std::string("queued prefill tokens out of step in ") + where);
     }
   };
   for (const SmallModelRuntime& model : state_.small_models)
     visit_queue(model.queue, "shared queue");
+  // Block accounting of one engine's pool: the references its resident sequences hold are the
+  // pool's references (no leak), every block is in one state (no pool over capacity), each
+  // resident sequence has a block for every KV token, its prefill work is counted.
+  auto check_pool = [&](const BlockPool& pool, const std::vector<SequenceHandle>& resident,
+                        int64_t resident_prefill_tokens, const std::string& where) {
+    int64_t references = 0;
+    int64_t prefill = 0;
+    for (SequenceHandle h : resident) {
+      const Sequence& seq = seqs[h];
+      references += static_cast<int64_t>(seq.blocks.size());
+      if (!seq.paused) prefill += seq.remaining_prefill_tokens();
+      if (seq.kv_blocks != static_cast<int32_t>(seq.blocks.size())) {
+        violated("request " + std::to_string(seq.spec.id.value()) + " counts " +
+                 std::to_string(seq.kv_blocks) + " blocks but holds " +
+                 std::to_string(seq.blocks.size()));
+      }
+      if (static_cast<int64_t>(seq.blocks.size()) <
+          blocks_for_tokens(seq.kv_tokens, node_.kv_block_tokens)) {
+        violated("request " + std::to_string(seq.spec.id.value()) +
+                 " has KV tokens without blocks");
+      }
+      if (seq.swapped) violated("a resident request is marked swapped out");
+      if (seq.published_blocks > static_cast<int32_t>(seq.blocks.size()) ||
+          seq.published_blocks > static_cast<int32_t>(seq.spec.prefix_blocks.size())) {
+        violated("request " + std::to_string(seq.spec.id.value()) + " published blocks it lacks");
+      }
+    }
+    if (references != pool.references()) {
+      violated(where + " pool counts " + std::to_string(pool.references()) +
+               " block references but its sequences hold " + std::to_string(references));
+    }
+    if (pool.used_blocks() < 0 || pool.cached_blocks() < 0 ||
+        pool.used_blocks() + pool.available_blocks() != pool.capacity_blocks() ||
+        pool.capacity_blocks() > pool.max_capacity_blocks()) {
+      violated(where + " pool over capacity or leaking blocks");
+    }
+    if (prefill != resident_prefill_tokens) {
+      violated(where + " resident prefill tokens out of step: counted " +
+               std::to_string(resident_prefill_tokens) + ", hold " + std::to_string(prefill));
+    }
+  };
+  std::vector<SequenceHandle> resident;
   for (const Replica& replica : state_.replicas) {
     visit_queue(replica.queue, "replica queue");
-    int64_t blocks = 0;
+    resident.clear();
     for (SequenceHandle h : replica.running) {
       visit(h, "replica running set", SequenceState::kRunning);
-      blocks += seqs[h].kv_blocks;
+      if (seqs[h].paused) violated("a paused request is in a running set");
+      resident.push_back(h);
       ++placed;
     }
-    // Capacity: the pool's count equals what its sequences hold and stays within bounds.
-    if (blocks != replica.kv.used_blocks()) {
-      violated("replica on GPU " + std::to_string(replica.gpu.value()) + " pool counts " +
-               std::to_string(replica.kv.used_blocks()) + " used blocks but its sequences hold " +
-               std::to_string(blocks));
+    for (SequenceHandle h : replica.paused) {
+      visit(h, "replica paused set", SequenceState::kRunning);
+      if (!seqs[h].paused || seqs[h].in_flight) violated("a paused request is not paused");
+      resident.push_back(h);
+      ++placed;
     }
-    if (replica.kv.used_blocks() > replica.kv.capacity_blocks() || replica.kv.used_blocks() < 0) {
-      violated("replica KV pool over capacity on GPU " + std::to_string(replica.gpu.value()));
-    }
+    check_pool(replica.kv, resident, replica.resident_prefill_tokens,
+               "replica on GPU " + std::to_string(replica.gpu.value()));
   }
   if (state_.large) {
     const LargeModelRuntime& large = *state_.large;
     visit_queue(large.queue, "large queue");
-    int64_t blocks = 0;
     for (SequenceHandle h : large.running) {
       visit(h, "large running set", SequenceState::kRunning);
-      blocks += seqs[h].kv_blocks;
       ++placed;
     }
-    if (blocks != large.kv.used_blocks()) violated("large-model KV pool count mismatch");
-    if (large.kv.used_blocks() > large.kv.capacity_blocks()) {
-      violated("large-model KV pool over capacity");
+    check_pool(large.kv, large.running, large.resident_prefill_tokens, "large-model");
+  }
+
+  // A swapped-out request's KV is on exactly one tier: host memory holds it, the GPU none of it.
+  int64_t swapped_bytes = 0;
+  for (const Sequence& seq : seqs) {
+    if (seq.state == SequenceState::kFinished || !seq.swapped) continue;
+    if (seq.state != SequenceState::kQueued || !seq.blocks.empty() || seq.kv_tokens <= 0) {
+      violated("swapped-out request " + std::to_string(seq.spec.id.value()) +
+               " is not queued with its KV on the host only");
+    }
+    swapped_bytes += node_.model(seq.spec.model).kv_bytes_per_token_per_gpu() *
+                     node_.model(seq.spec.model).tensor_parallel * seq.kv_tokens;
+  }
+  if (swapped_bytes != state_.host.swapped_bytes()) {
+    violated("host swap space counts " + std::to_string(state_.host.swapped_bytes()) +
+             " bytes but swapped requests hold " + std::to_string(swapped_bytes));
+  }
+  if (state_.host.used_bytes() > state_.host.capacity_bytes()) {
+    violated("host KV tier over capacity");
+  }
+  // The pools' and the host tier's whole structure, and every block's reference count against
+  // a recount from the sequences: O(pool size), so every event for test-sized pools and on a
+  // sample of events (about one per 64 blocks of pool) when pools have production sizes.
+  int64_t slots = state_.large ? state_.large->kv.max_capacity_blocks() : 0;
+  for (const Replica& replica : state_.replicas) slots += replica.kv.max_capacity_blocks();
+  const int64_t full_check_period = slots <= 16384 ? 1 : slots / 64;
+  if (events_ % full_check_period == 0) {
+    auto recount = [&](const BlockPool& pool, const std::vector<SequenceHandle>& holders,
+                       const std::string& where) {
+      std::vector<int32_t> refs(static_cast<size_t>(pool.max_capacity_blocks()), 0);
+      for (SequenceHandle h : holders) {
+        for (BlockId block : seqs[h].blocks) ++refs[block];
+      }
+      for (size_t b = 0; b < refs.size(); ++b) {
+        if (refs[b] != pool.refs_of(static_cast<BlockId>(b))) {
+          violated(where + " block " + std::to_string(b) + " has reference count " +
+                   std::to_string(pool.refs_of(static_cast<BlockId>(b))) + " but " +
+                   std::to_string(refs[b]) + " holders");
+        }
+      }
+      try {
+        pool.check();
+      } catch (const std::logic_error& error) {
+        violated(where + ": " + error.what());
+      }
+    };
+    for (const Replica& replica : state_.replicas) {
+      resident = replica.running;
+      resident.insert(resident.end(), replica.paused.begin(), replica.paused.end());
+      recount(replica.kv, resident, "replica on GPU " + std::to_string(replica.gpu.value()));
+    }
+    if (state_.large) recount(state_.large->kv, state_.large->running, "large-model");
+    try {
+      state_.host.check();
+    } catch (const std::logic_error& error) {
+      violated(error.what());
     }
   }
   if (placed != state_.live_sequences) {

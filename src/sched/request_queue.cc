@@ -5,11 +5,15 @@ namespace gangway {
 void RequestQueue::push(SequenceHandle handle, Sequence& seq, int64_t key) {
   seq.queue_key = key;
   seq.queue_sequence = next_sequence_++;
+  seq.queue_tokens = seq.remaining_prefill_tokens();
+  queued_tokens_ += seq.queue_tokens;
   entries_.emplace(key, seq.queue_sequence, handle);
 }
 
 void RequestQueue::erase(SequenceHandle handle, const Sequence& seq) {
-  entries_.erase(Entry(seq.queue_key, seq.queue_sequence, handle));
+  if (entries_.erase(Entry(seq.queue_key, seq.queue_sequence, handle)) > 0) {
+    queued_tokens_ -= seq.queue_tokens;
+  }
 }
 
 bool RequestQueue::contains(SequenceHandle handle, const Sequence& seq) const {

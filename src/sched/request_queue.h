@@ -21,6 +21,8 @@ class RequestQueue {
   bool contains(SequenceHandle handle, const Sequence& seq) const;
 
   bool empty() const { return entries_.empty(); }
+  // Prefill tokens still to compute for everything queued (the work ahead of a newcomer).
+  int64_t queued_tokens() const { return queued_tokens_; }
   size_t size() const { return entries_.size(); }
   SequenceHandle front() const { return std::get<2>(*entries_.begin()); }
   int64_t front_key() const { return std::get<0>(*entries_.begin()); }
@@ -32,6 +34,7 @@ class RequestQueue {
 
  private:
   std::set<Entry> entries_;
+  int64_t queued_tokens_ = 0;
   uint64_t next_sequence_ = 0;
 };
 

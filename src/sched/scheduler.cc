@@ -2,18 +2,21 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <stdexcept>
 
+#include "core/input_error.h"
 #include "kv/kv_layout.h"
+#include "sched/router_registry.h"
 
 namespace gangway {
 
 Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
                      std::unique_ptr<GangPolicy> policy, std::unique_ptr<Router> router)
     : node_(node),
-      options_(options),
+      options_(std::move(options)),
       policy_(std::move(policy)),
-      router_(router ? std::move(router) : std::make_unique<LateBindingRouter>()) {
+      router_(router ? std::move(router) : make_router(options_.routing)) {
   state_.node = &node_;
   state_.predictor =
       OutputLengthPredictor(static_cast<int>(node_.models.size()),
@@ -23,7 +26,29 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
                                 std::vector<int64_t>(node_.slo_classes.size(), 0));
   state_.running_by_class = state_.queued_by_class;
   state_.queued_prompt_tokens.assign(node_.models.size(), 0);
+  const bool dynamic = options_.kv_split == KvSplit::kDynamic;
+  if (dynamic && !(options_.large_kv_fraction_min <= options_.large_kv_fraction &&
+                   options_.large_kv_fraction <= options_.large_kv_fraction_max)) {
+    throw InputError::at("", std::nullopt, "scheduler.large_kv_fraction",
+                         "expected a value between scheduler.large_kv_fraction_min and "
+                         "scheduler.large_kv_fraction_max with the dynamic split");
+  }
+  if (options_.preemption == PreemptionPolicy::kSwap && node_.host_memory_bytes <= 0) {
+    throw InputError::at("", std::nullopt, "scheduler.preemption",
+                         "swap needs host memory, but node.host_memory_gib is 0");
+  }
   const KvLayout layout = compute_kv_layout(node_, options_.large_kv_fraction);
+  // The dynamic split can give each pool at most what it has at its tier's extreme.
+  const KvLayout most_large =
+      dynamic ? compute_kv_layout(node_, options_.large_kv_fraction_max) : layout;
+  const KvLayout most_small =
+      dynamic ? compute_kv_layout(node_, options_.large_kv_fraction_min) : layout;
+  state_.large_kv_fraction = node_.large_model() ? options_.large_kv_fraction : 0.0;
+  state_.kv_stats.large_kv_fraction_lowest = state_.large_kv_fraction;
+  state_.kv_stats.large_kv_fraction_highest = state_.large_kv_fraction;
+  for (const GpuMemoryLayout& gpu : layout.gpus) state_.gpu_kv_bytes.push_back(gpu.kv_bytes);
+  state_.host =
+      HostKvTier(node_.host_memory_bytes, options_.prefix_caching && options_.host_prefix_cache);
 
   for (const ModelSpec& model : node_.models) {
     cost_models_.push_back(make_cost_model(model, node_.hardware));
@@ -38,7 +63,7 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
     if (model.is_large()) {
       LargeModelRuntime large;
       large.model = model.id;
-      large.kv = BlockPool(layout.large_blocks);
+      large.kv = BlockPool(layout.large_blocks, most_large.large_blocks);
       large.cost = cost_models_[model.id.value()].get();
       state_.large = std::move(large);
       continue;
@@ -47,13 +72,34 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
       Replica replica;
       replica.model = model.id;
       replica.gpu = gpu;
-      replica.kv = BlockPool(layout.small_blocks[gpu.value()][model.id.value()]);
+      replica.kv = BlockPool(layout.small_blocks[gpu.value()][model.id.value()],
+                             most_small.small_blocks[gpu.value()][model.id.value()]);
       const auto index = static_cast<uint32_t>(state_.replicas.size());
       state_.replicas.push_back(std::move(replica));
       runtime.replicas.push_back(index);
       state_.gpus[gpu.value()].replicas.push_back(index);
     }
   }
+  // Evicted prefix blocks go to the host tier with their bytes (all shards of a TP model), kept
+  // per model: any GPU holding a replica can load what another evicted.
+  for (Replica& replica : state_.replicas) {
+    replica.kv.set_prefix_caching(options_.prefix_caching);
+    replica.kv.attach_host(&state_.host, replica.model.value(),
+                           host_bytes(node_.model(replica.model), node_.kv_block_tokens));
+  }
+  if (state_.large) {
+    state_.large->kv.set_prefix_caching(options_.prefix_caching);
+    state_.large->kv.attach_host(
+        &state_.host, state_.large->model.value(),
+        host_bytes(node_.model(state_.large->model), node_.kv_block_tokens));
+  }
+  state_.kv_stats.pools.resize(state_.replicas.size() + 1);
+  state_.kv_stats.preemptions_by_model.resize(node_.models.size());
+  predictor_.initialise(state_);
+}
+
+int64_t Scheduler::host_bytes(const ModelSpec& model, int64_t tokens) const {
+  return model.kv_bytes_per_token_per_gpu() * model.tensor_parallel * tokens;
 }
 
 Scheduler::~Scheduler() = default;
@@ -68,7 +114,11 @@ SequenceHandle Scheduler::allocate_sequence(const RequestSpec& spec) {
     state_.sequences.emplace_back();
   }
   Sequence& seq = state_.sequences[handle];
+  // A reused slot keeps its block list's storage: no allocation per request in steady state.
+  std::vector<BlockId> blocks = std::move(seq.blocks);
+  blocks.clear();
   seq = Sequence{};
+  seq.blocks = std::move(blocks);
   seq.spec = spec;
   seq.state = SequenceState::kQueued;
   seq.large = node_.model(spec.model).is_large();
@@ -162,10 +212,10 @@ void Scheduler::enqueue_large(SequenceHandle handle) {
 }
 
 int64_t Scheduler::largest_pool_blocks(const ModelSpec& model) const {
-  if (model.is_large()) return state_.large->kv.capacity_blocks();
+  if (model.is_large()) return state_.large->kv.max_capacity_blocks();
   int64_t largest = 0;
   for (uint32_t index : state_.small_models[model.id.value()].replicas) {
-    largest = std::max(largest, state_.replicas[index].kv.capacity_blocks());
+    largest = std::max(largest, state_.replicas[index].kv.max_capacity_blocks());
   }
   return largest;
 }
@@ -176,8 +226,10 @@ BlockPool& Scheduler::pool_of(const Sequence& seq) {
 }
 
 void Scheduler::release_kv(Sequence& seq, BlockPool& pool) {
-  pool.release(seq.kv_blocks);
+  pool.release(seq.blocks);
+  seq.blocks.clear();
   seq.kv_blocks = 0;
+  seq.published_blocks = 0;
 }
 
 void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Time now) {
@@ -189,10 +241,11 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
                                            : state_.small_models[seq.spec.model.value()].queue);
     queue.erase(handle, seq);
   } else if (seq.state == SequenceState::kRunning) {
-    release_kv(seq, pool_of(seq));
-    std::vector<SequenceHandle>& running =
-        seq.large ? state_.large->running : state_.replicas[seq.running_replica].running;
-    running.erase(std::find(running.begin(), running.end(), handle));
+    take_off_engine(seq, handle);
+  }
+  if (seq.swapped) {
+    state_.host.release_swap(host_bytes(node_.model(seq.spec.model), seq.kv_tokens));
+    seq.swapped = false;
   }
   count_transition(seq, seq.state, SequenceState::kFinished);
   RequestRecord record;
@@ -233,6 +286,7 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
   handle_by_id_.erase(seq.spec.id);
   seq.state = SequenceState::kFinished;
   seq.spec.prefix_blocks.clear();
+  seq.blocks.clear();
   free_handles_.push_back(handle);
   --state_.live_sequences;
 }
@@ -241,18 +295,18 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
   if (engine.gang) {
     LargeModelRuntime& large = *state_.large;
     if (!large.busy) throw std::logic_error("on_iteration_done: the gang has no iteration");
-    IterationLaunch launch{engine, large.model, large.batch, {}, {}, large.busy_since};
-    policy_->on_iteration_finished(state_, launch, now);
+    const IterationLaunch launch{engine, large.model, {}, {}, {}, large.busy_since};
     large.busy = false;
     complete_batch(large.batch, ended, now);
+    policy_->on_iteration_finished(state_, launch, now);
   } else {
     GpuRuntime& gpu = state_.gpus.at(engine.gpu.value());
     if (!gpu.small_busy) throw std::logic_error("on_iteration_done: the GPU has no iteration");
-    IterationLaunch launch{
-        engine, state_.replicas[gpu.batch_replica].model, gpu.batch, {}, {}, gpu.busy_since};
-    policy_->on_iteration_finished(state_, launch, now);
+    const IterationLaunch launch{
+        engine, state_.replicas[gpu.batch_replica].model, {}, {}, {}, gpu.busy_since};
     gpu.small_busy = false;
     complete_batch(gpu.batch, ended, now);
+    policy_->on_iteration_finished(state_, launch, now);
   }
   decide(now);
   after_event();
@@ -265,6 +319,13 @@ void Scheduler::complete_batch(std::vector<BatchEntry>& batch, std::span<const R
     Sequence& seq = state_.sequences[entry.handle];
     seq.in_flight = false;
     seq.kv_tokens += entry.prefill_tokens > 0 ? entry.prefill_tokens : 1;
+    if (entry.prefill_tokens > 0) {
+      int64_t& resident_prefill =
+          seq.large ? state_.large->resident_prefill_tokens
+                    : state_.replicas[seq.running_replica].resident_prefill_tokens;
+      resident_prefill -= entry.prefill_tokens;
+      publish_computed_blocks(seq);
+    }
     bool done = false;
     if (entry.emits_token) {
       ++seq.generated_tokens;
@@ -324,7 +385,21 @@ void Scheduler::stop(Time now, Reason reason) {
 }
 
 Time Scheduler::next_wakeup(Time now) const {
-  return policy_->next_wakeup(state_, now);
+  Time wake = policy_->next_wakeup(state_, now);
+  // A KV copy from host memory ends: its sequence can join an iteration. (The heap's earliest
+  // entry is in the future after any decision pass; scan only if asked about a later time.)
+  if (!kv_ready_times_.empty()) {
+    if (kv_ready_times_.front() > now) return std::min(wake, kv_ready_times_.front());
+    for (const Time ready : kv_ready_times_) {
+      if (ready > now) wake = std::min(wake, ready);
+    }
+  }
+  return wake;
+}
+
+void Scheduler::note_kv_ready(Time ready) {
+  kv_ready_times_.push_back(ready);
+  std::push_heap(kv_ready_times_.begin(), kv_ready_times_.end(), std::greater<>());
 }
 
 void Scheduler::gpu_activities(std::span<GpuActivity> out) const {
@@ -346,7 +421,8 @@ void Scheduler::gpu_activities(std::span<GpuActivity> out) const {
       bool work = large_waiting;
       for (uint32_t index : gpu.replicas) {
         const Replica& replica = state_.replicas[index];
-        work = work || !replica.running.empty() || state_.replica_has_queued_work(replica);
+        work = work || !replica.running.empty() || !replica.paused.empty() ||
+               state_.replica_has_queued_work(replica);
       }
       if (work) activity = GpuActivity::kIdleWhileWaiting;
     }
@@ -355,6 +431,9 @@ void Scheduler::gpu_activities(std::span<GpuActivity> out) const {
 }
 
 void Scheduler::after_event() {
+  ++events_;
+  state_.kv_stats.host_peak_bytes =
+      std::max(state_.kv_stats.host_peak_bytes, state_.host.used_bytes());
 #ifdef GANGWAY_CHECK_INVARIANTS
   check_invariants();
 #endif
@@ -364,6 +443,11 @@ void Scheduler::after_event() {
 // The decision pass.
 
 void Scheduler::decide(Time now) {
+  while (!kv_ready_times_.empty() && kv_ready_times_.front() <= now) {
+    std::pop_heap(kv_ready_times_.begin(), kv_ready_times_.end(), std::greater<>());
+    kv_ready_times_.pop_back();
+  }
+  rebalance_kv(now);
   policy_->plan(state_, now);
   advance_gang(now);
   for (GpuRuntime& gpu : state_.gpus) maybe_start_small(gpu, now);
@@ -399,6 +483,7 @@ void Scheduler::advance_gang(Time now) {
     gang.active_since = now;
     gang.admitting = true;
     ++gang.phases_started;
+    record_gang_pauses();
     policy_->on_gang_started(state_, now);
     effects_.gang_events.push_back({GangEventKind::kStarted, now});
   }
@@ -415,6 +500,12 @@ void Scheduler::advance_gang(Time now) {
 }
 
 void Scheduler::release_gang(Time now) {
+  // Smoothed phase length (weight 1/4 on the newest), for the routers' blackout prediction.
+  GangRuntime& gang = state_.gang;
+  const Duration length = now - gang.active_since;
+  gang.typical_phase = gang.typical_phase == Duration(0)
+                           ? length
+                           : gang.typical_phase + (length - gang.typical_phase) / 4;
   state_.gang.phase = GangPhase::kOff;
   policy_->on_gang_released(state_, now);
   effects_.gang_events.push_back({GangEventKind::kReleased, now});
@@ -435,8 +526,24 @@ void Scheduler::maybe_start_small(GpuRuntime& gpu, Time now) {
     if (barrier <= now) return;
     max_duration = barrier - now;
   }
+  if (phase == GangPhase::kOff) {
+    for (uint32_t index : gpu.replicas) resume_paused(state_.replicas[index]);
+  }
   // Round robin among the small models placed on this GPU, starting after the last one served.
   const size_t count = gpu.replicas.size();
+  bool any_work = false;
+  for (uint32_t index : gpu.replicas) {
+    const Replica& replica = state_.replicas[index];
+    any_work = any_work || !replica.running.empty() || state_.replica_has_queued_work(replica);
+  }
+  if (!any_work) {
+    // Idle with nothing to do here: pull a request queued elsewhere if the router finds one
+    // that starts sooner on this GPU.
+    for (size_t i = 0; i < count && !any_work; ++i) {
+      any_work = steal_work(state_.replicas[gpu.replicas[(gpu.next_replica + i) % count]], now);
+    }
+    if (!any_work) return;
+  }
   for (size_t i = 0; i < count; ++i) {
     const uint32_t index = gpu.replicas[(gpu.next_replica + i) % count];
     Replica& replica = state_.replicas[index];

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -29,11 +30,24 @@
 #include "sched/gang_policy.h"
 #include "sched/router.h"
 #include "sched/scheduler_state.h"
+#include "sched/ttft_predictor.h"
 
 namespace gangway {
 
+// How each GPU's KV memory is divided between the large model's pool and the small models'.
+enum class KvSplit : uint8_t {
+  kStatic,   // large_kv_fraction, fixed for the run
+  kDynamic,  // starts at large_kv_fraction; moves between the bounds toward the tier whose
+             // admissions are blocked by memory (docs/kv-and-routing.md)
+};
+
+// How a resident sequence that must yield is taken off: by predicted cost (the product), or one
+// mode forced for experiments (falling back pause -> swap -> recompute where it is impossible).
+enum class PreemptionPolicy : uint8_t { kCost, kPause, kSwap, kRecompute };
+
 struct SchedulerOptions {
-  // Share of each GPU's KV memory reserved for the large model's shard (static split).
+  // Share of each GPU's KV memory reserved for the large model's shard (the static split, and
+  // the dynamic split's starting point).
   double large_kv_fraction = 0.5;
   // Fraction of a KV pool kept free when admitting a new sequence, so that running sequences can
   // grow a while before anyone must be preempted (vLLM's watermark).
@@ -42,6 +56,31 @@ struct SchedulerOptions {
   double prior_mean_output_tokens = 128;
   // Predict from RequestSpec::oracle_output_tokens (experiments' perfect-knowledge reference).
   bool oracle_predictor = false;
+
+  // KV memory, prefix caches and routing (docs/kv-and-routing.md).
+  KvSplit kv_split = KvSplit::kStatic;
+  // Bounds of the dynamic split, and how much of each GPU's KV memory one move shifts.
+  double large_kv_fraction_min = 0.2;
+  double large_kv_fraction_max = 0.8;
+  double kv_rebalance_step = 0.05;
+  // Least time between two moves of the dynamic split.
+  Duration kv_rebalance_interval = std::chrono::milliseconds(50);
+  // Reuse KV of earlier requests' prompts (prefix caching) at all.
+  bool prefix_caching = true;
+  // Keep prefix blocks evicted from a GPU in host memory, for a hit to load over PCIe. Off by
+  // default: it pays only where prompts come back after the GPUs' caches have turned over
+  // (multi-turn chat with long think times, as in the Mooncake trace), and it costs a PCIe copy
+  // per evicted block and host memory (docs/kv-and-routing.md).
+  bool host_prefix_cache = false;
+  // Large model: defer a queued request whose next uncached block a resident sequence is
+  // computing right now, so that it hits that block instead of computing it a second time.
+  bool lm_cache_aware_batching = true;
+  PreemptionPolicy preemption = PreemptionPolicy::kCost;
+  // Routing rule for small-model requests (sched/router_registry.h), used when the Scheduler is
+  // built without a Router of its own.
+  std::string routing = "predicted-ttft";
+  // Requests arriving before this are left out of the KV statistics (a driver's warm-up).
+  Time statistics_from;
 };
 
 struct SubmitResult {
@@ -115,10 +154,38 @@ class Scheduler {
   // Continuous batching shared by both tiers; see batch_builder.cc.
   struct BatchTarget;
   bool build_batch(BatchTarget& target, Time now);
+  // Makes a queued sequence resident: prefix hits (GPU and host tiers) or its swapped KV, the
+  // blocks of its first chunk. False (nothing changed) if the pool cannot take it now.
+  bool admit(BatchTarget& target, SequenceHandle handle, int32_t budget, Time now);
+  // Whether a resident sequence of the target is computing the block `seq` needs next.
+  bool next_block_in_progress(const BatchTarget& target, const Sequence& seq) const;
   void preempt_for_memory(BatchTarget& target, int64_t blocks_needed, Time now);
-  // Drops a resident sequence's KV and queues it again for recomputation (preemption.cc).
-  void preempt(SequenceHandle handle, Time now);
+  // Publishes the sequence's newly computed full prompt blocks to its pool's prefix index.
+  void publish_computed_blocks(Sequence& seq);
+  void note_kv_ready(Time ready);
+  void record_first_admission(const Sequence& seq, uint32_t pool_id);
+
+  // Preemption (preemption.cc). Takes a resident sequence off its engine by the cheapest mode
+  // allowed (memory_needed rules out pausing); returns the mode used.
+  PreemptionMode preempt(SequenceHandle handle, Time now, PreemptionReason reason,
+                         bool memory_needed);
   void preempt_resident_small(GpuRuntime& gpu, Time now);
+  void record_gang_pauses();
+  void resume_paused(Replica& replica);
+  void pause(SequenceHandle handle);
+  void swap_out(SequenceHandle handle, Time now);
+  void drop_for_recompute(SequenceHandle handle);
+  // Removes a resident sequence from its running (or paused) set and releases its blocks.
+  void take_off_engine(Sequence& seq, SequenceHandle handle);
+  // Dynamic split (preemption.cc): moves KV memory toward the tier that needs it.
+  void rebalance_kv(Time now);
+  bool apply_large_kv_fraction(double fraction, Time now, bool may_preempt_small);
+  // Host bytes of `tokens` tokens of KV of `model` (every shard of a TP model).
+  int64_t host_bytes(const ModelSpec& model, int64_t tokens) const;
+
+  // Work stealing: an idle GPU's replica takes a request queued at another replica if the
+  // router finds one that starts sooner here.
+  bool steal_work(Replica& replica, Time now);
   // Keeps SchedulerState's per-class counters in step with a sequence's state changes.
   void count_transition(const Sequence& seq, SequenceState from, SequenceState to);
   void record_admission_prediction(Sequence& seq, const ModelSpec& model, int32_t batch_size,
@@ -130,10 +197,17 @@ class Scheduler {
   std::unique_ptr<Router> router_;
   std::vector<std::unique_ptr<CostModel>> cost_models_;  // indexed by ModelId value
   SchedulerState state_;
+  // Prefill-time estimates for preemption costs (initialised once the state is built).
+  TtftPredictor predictor_;
   std::vector<SequenceHandle> free_handles_;
   std::unordered_map<RequestId, SequenceHandle> handle_by_id_;
   Effects effects_;
   std::vector<SequenceHandle> scratch_finished_;
+  std::vector<BlockId> scratch_blocks_;
+  // Times at which KV copies from host memory end (a min-heap): the scheduler wants a pass then.
+  std::vector<Time> kv_ready_times_;
+  std::optional<Time> last_rebalance_;
+  uint64_t events_ = 0;
 };
 
 }  // namespace gangway

@@ -9,8 +9,10 @@
 
 #include "core/node_spec.h"
 #include "kv/block_pool.h"
+#include "kv/host_kv_tier.h"
 #include "model/cost_model.h"
 #include "sched/iteration.h"
+#include "sched/kv_statistics.h"
 #include "sched/output_length_predictor.h"
 #include "sched/request_queue.h"
 #include "sched/sequence.h"
@@ -23,8 +25,16 @@ struct Replica {
   ModelId model;
   GpuId gpu;
   std::vector<SequenceHandle> running;  // in admission order
-  RequestQueue queue;                   // requests routed to this replica
-  BlockPool kv;
+  // Exclusive mode: sequences kept resident (KV in place) while the gang holds the GPUs; they
+  // rejoin `running` when the gang is done.
+  std::vector<SequenceHandle> paused;
+  RequestQueue queue;  // requests routed to this replica
+  BlockPool kv;        // its slice of the GPU's KV memory, with this GPU's prefix cache
+  // Prefill tokens still to compute of its resident sequences (work ahead of a newcomer).
+  int64_t resident_prefill_tokens = 0;
+  // Blocks the last admission that memory stopped was short of (0: none was); the dynamic
+  // split reads it as this tier's memory pressure.
+  int64_t kv_shortfall_blocks = 0;
 };
 
 struct GpuRuntime {
@@ -61,7 +71,9 @@ struct LargeModelRuntime {
   ModelId model;
   RequestQueue queue;
   std::vector<SequenceHandle> running;  // resident on the gang (KV allocated)
-  BlockPool kv;
+  BlockPool kv;                         // one pool for the whole gang: each GPU holds a shard
+  int64_t resident_prefill_tokens = 0;
+  int64_t kv_shortfall_blocks = 0;
   bool busy = false;  // a large-model iteration is in flight
   Time busy_since;
   Time predicted_free;
@@ -78,6 +90,9 @@ struct GangRuntime {
   // without admitting once the policy wants the GPUs back).
   bool admitting = true;
   int64_t phases_started = 0;
+  // Smoothed length of recent gang phases (active to released), to predict how long a phase in
+  // progress will still keep small requests out (their TTFT blackout).
+  Duration typical_phase{0};
 };
 
 // How well output lengths were predicted, per model: each completed request compares what was
@@ -111,12 +126,22 @@ struct SchedulerState {
   // Learns output lengths from completed requests; policies read it to predict.
   OutputLengthPredictor predictor{0, 1.0, false};
   std::vector<PredictionAccuracy> prediction_accuracy;  // indexed by ModelId value
+  // Host memory: swap space and evicted-but-kept prefix blocks of every pool.
+  HostKvTier host;
+  // The share of each GPU's KV memory the large model's pool has now (moves under the dynamic
+  // split), and each GPU's KV memory in bytes.
+  double large_kv_fraction = 0;
+  std::vector<int64_t> gpu_kv_bytes;
+  KvStatistics kv_stats;
 
   const Sequence& sequence(SequenceHandle h) const { return sequences[h]; }
   bool has_large_work() const {
     return large && (!large->queue.empty() || !large->running.empty());
   }
-  // Small-model sequences resident anywhere (exclusive mode drains these before a gang).
+  // The pool id of the large model's pool (replica pools are numbered by replica index).
+  uint32_t large_pool_id() const { return static_cast<uint32_t>(replicas.size()); }
+  // Small-model sequences resident and scheduled anywhere (exclusive mode drains these before a
+  // gang; paused ones keep their KV but do not run).
   int64_t small_resident() const {
     int64_t n = 0;
     for (const Replica& r : replicas) n += static_cast<int64_t>(r.running.size());

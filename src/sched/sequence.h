@@ -7,10 +7,12 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <vector>
 
 #include "core/ids.h"
 #include "core/request.h"
 #include "core/time.h"
+#include "kv/block_pool.h"
 
 namespace gangway {
 
@@ -41,8 +43,22 @@ struct Sequence {
   int32_t prefill_target_tokens = 0;
   int32_t cached_prompt_tokens = 0;
   int32_t generated_tokens = 0;
-  // KV blocks this sequence holds in its engine's pool.
+  // KV blocks this sequence holds in its engine's pool, in token order (shared prompt blocks
+  // first), and their count (kv_blocks == blocks.size()).
+  std::vector<BlockId> blocks;
   int32_t kv_blocks = 0;
+  // Leading prompt blocks published to the pool's prefix index (blocks[0, published_blocks)).
+  int32_t published_blocks = 0;
+  // Swapped out: the KV of kv_tokens tokens waits in host memory (no GPU blocks are held).
+  bool swapped = false;
+  // Its KV is being copied in from host memory (a host prefix hit or a swap-in) until then; it
+  // is resident but takes no part in iterations before. While swapped: when the copy out ends.
+  Time kv_ready;
+  // Exclusive mode: kept resident with its KV in place while the gang holds the GPUs.
+  bool paused = false;
+  // Prompt tokens found in the host tier at its first admission (a subset of
+  // cached_prompt_tokens).
+  int32_t host_cached_prompt_tokens = 0;
   std::optional<Time> first_scheduled;
   std::optional<Time> first_token;
   int32_t preemptions = 0;
@@ -52,13 +68,25 @@ struct Sequence {
   // Position in its queue's order (set when queued; smaller runs first).
   int64_t queue_key = 0;
   uint64_t queue_sequence = 0;
+  // Prefill tokens it added to its queue's token count when queued.
+  int32_t queue_tokens = 0;
   // Set while the sequence is part of an iteration in flight: it may not be moved or freed.
   bool in_flight = false;
   // Set when cancellation arrived while in flight; honoured when the iteration completes.
   bool cancel_pending = false;
 
   bool prefill_done() const { return kv_tokens >= prefill_target_tokens; }
-  int32_t remaining_prefill_tokens() const { return prefill_target_tokens - kv_tokens; }
+  // Prompt (or recompute) tokens still to compute; 0 once decoding (kv_tokens grows past it).
+  int32_t remaining_prefill_tokens() const {
+    return kv_tokens >= prefill_target_tokens ? 0 : prefill_target_tokens - kv_tokens;
+  }
+  // How many leading prompt blocks could come from a prefix cache: its hashed blocks, but never
+  // the whole prefill (the last token must be computed to sample from it).
+  int32_t reusable_prefix_blocks(int32_t block_tokens) const {
+    const auto hashed = static_cast<int32_t>(spec.prefix_blocks.size());
+    const int32_t most = (prefill_target_tokens - 1) / block_tokens;
+    return hashed < most ? hashed : most;
+  }
 };
 
 }  // namespace gangway

@@ -1,0 +1,221 @@
+#include "cli/load_command.h"
+
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <iostream>
+
+#include "config/scenario.h"
+#include "config/scenario_source.h"
+#include "core/input_error.h"
+#include "server/load_generator.h"
+
+namespace gangway {
+namespace {
+
+void apply_overrides(const LoadCommandOptions& options, Scenario& scenario) {
+  if (options.seed) scenario.seed = *options.seed;
+  if (options.duration_s) {
+    if (!(*options.duration_s > 0)) {
+      throw InputError::at("", std::nullopt, "--duration", "expected seconds > 0");
+    }
+    scenario.duration = seconds_to_duration(*options.duration_s);
+  }
+  if (options.trace_format && !options.trace_path) {
+    throw InputError::at("", std::nullopt, "--trace-format", "needs --trace FILE");
+  }
+  if (options.trace_path) {
+    TraceSpec trace;
+    trace.path = *options.trace_path;
+    const bool jsonl = trace.path.ends_with(".jsonl");
+    trace.format = options.trace_format
+                       ? parse_trace_format(*options.trace_format, "", "--trace-format")
+                       : (jsonl ? TraceFormat::mooncake : TraceFormat::azure);
+    trace.rules = scenario.trace_mapping;
+    trace.origin = "--trace";
+    scenario.streams.clear();
+    scenario.trace = trace;
+  }
+  if (options.rate_scale) {
+    if (!(*options.rate_scale > 0)) {
+      throw InputError::at("", std::nullopt, "--rate-scale", "expected a factor > 0");
+    }
+    for (StreamSpec& stream : scenario.streams) stream.arrival.rate_scale *= *options.rate_scale;
+    if (scenario.trace) scenario.trace->rate_scale *= *options.rate_scale;
+  }
+  if (scenario.trace) validate(*scenario.trace);
+  if (options.endpoint != "completions" && options.endpoint != "chat") {
+    throw InputError::at("", std::nullopt, "--endpoint",
+                         "expected completions or chat, got '" + options.endpoint + "'");
+  }
+}
+
+// Open-loop load needs a socket per request in flight: lift the soft descriptor limit.
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
+}
+
+nlohmann::json histogram_json(const StreamingHistogram& histogram) {
+  return histogram_summary_json(histogram);
+}
+
+nlohmann::json load_json(const Scenario& scenario, const LoadCommandOptions& options,
+                         const LoadResult& result) {
+  nlohmann::json errors = nlohmann::json::object();
+  for (const auto& [what, count] : result.transport_errors) errors[what] = count;
+  nlohmann::json statuses = nlohmann::json::object();
+  for (const auto& [status, count] : result.http_status) statuses[std::to_string(status)] = count;
+  const nlohmann::json load = {
+      {"url", options.url},
+      {"endpoint", options.endpoint},
+      {"measured_s", result.window_s},
+      {"wall_s", result.wall_s},
+      {"sent", result.sent},
+      {"sent_rps", result.window_s > 0 ? result.sent / result.window_s : 0},
+      {"peak_connections", result.peak_connections},
+      {"send_lag_ms", histogram_json(result.send_lag_ms)},
+      {"engine_ttft_ms", histogram_json(result.engine_ttft_ms)},
+      {"server_added_ttft_ms", histogram_json(result.server_added_ttft_ms)},
+      {"http_status", statuses},
+      {"transport_errors", errors}};
+  const nlohmann::json run = {{"policy", scenario.policy.name},
+                              {"mode", "real-time"},
+                              {"load", load},
+                              {"classes", result.metrics.classes_json(result.window_s)},
+                              {"models", result.metrics.models_json(result.window_s)},
+                              {"total", result.metrics.total_json(result.window_s)}};
+  return {{"gangway_version", GANGWAY_VERSION},
+          {"scenario", scenario.name},
+          {"seed", scenario.seed},
+          {"runs", nlohmann::json::array({run})}};
+}
+
+void print_row(std::ostream& out, const std::string& name, const RequestStats& stats,
+               double window_s) {
+  const double attainment =
+      stats.arrived() == 0 ? 0.0 : static_cast<double>(stats.slo_met()) / stats.arrived();
+  out << fmt::format(
+      "{:<22} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6.1f}% {:>9.1f} {:>8.1f} {:>8.1f} {:>7.1f} "
+      "{:>7.1f} {:>8.0f} {:>8.0f}\n",
+      name, stats.arrived(), stats.completed(), stats.rejected(), stats.failed(), stats.cancelled(),
+      100.0 * attainment, static_cast<double>(stats.slo_met()) / window_s,
+      stats.ttft_ms().quantile(0.5), stats.ttft_ms().quantile(0.99), stats.tpot_ms().quantile(0.5),
+      stats.tpot_ms().quantile(0.99), stats.e2e_ms().quantile(0.5), stats.e2e_ms().quantile(0.99));
+}
+
+void print_table(std::ostream& out, const Scenario& scenario, const LoadCommandOptions& options,
+                 const LoadResult& result) {
+  out << fmt::format(
+      "gangway load  scenario {}  url {}  window {:.0f} s  sent {} ({:.1f}/s)  wall {:.1f} s\n\n",
+      scenario.name, options.url, result.window_s, result.sent,
+      result.window_s > 0 ? result.sent / result.window_s : 0.0, result.wall_s);
+  out << fmt::format(
+      "{:<22} {:>8} {:>8} {:>6} {:>6} {:>6} {:>7} {:>9} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}\n", "",
+      "arrived", "done", "rej", "fail", "cancel", "SLO", "goodput/s", "TTFT p50", "TTFT p99",
+      "TPOT50", "TPOT99", "e2e p50", "e2e p99");
+  const RunMetrics& metrics = result.metrics;
+  for (const SloClass& slo : scenario.node.slo_classes) {
+    print_row(out, "class " + slo.name, metrics.slo_class(slo.id), result.window_s);
+  }
+  for (const ModelSpec& model : scenario.node.models) {
+    print_row(out, "model " + model.name, metrics.model(model.id), result.window_s);
+  }
+  print_row(out, "total", metrics.total(), result.window_s);
+  const StreamingHistogram& added = result.server_added_ttft_ms;
+  out << fmt::format(
+      "\nserver-added TTFT (client TTFT - engine share), ms: p50 {:.2f}  p90 {:.2f}  p99 {:.2f}  "
+      "max {:.2f}  ({} requests)\n",
+      added.quantile(0.5), added.quantile(0.9), added.quantile(0.99), added.max(), added.count());
+  out << fmt::format("send lag (open-loop accuracy), ms: p50 {:.2f}  p99 {:.2f}  max {:.2f}\n",
+                     result.send_lag_ms.quantile(0.5), result.send_lag_ms.quantile(0.99),
+                     result.send_lag_ms.max());
+  out << "HTTP status:";
+  for (const auto& [status, count] : result.http_status)
+    out << fmt::format("  {}: {}", status, count);
+  out << "\n";
+  for (const auto& [what, count] : result.transport_errors) {
+    out << fmt::format("transport errors: {} x {}\n", count, what);
+  }
+}
+
+}  // namespace
+
+CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& options) {
+  CLI::App* command = app.add_subcommand(
+      "load",
+      "Send a scenario's workload to a running server, open loop and streaming, and measure "
+      "TTFT, TPOT and end-to-end latency per SLO class and model from the client side");
+  command->add_option("--url", options.url, "The server, e.g. http://127.0.0.1:8000")->required();
+  command
+      ->add_option("scenario", options.scenario_path,
+                   "Scenario YAML whose workload (streams or trace) to send")
+      ->required();
+  command->add_option("--rate-scale", options.rate_scale,
+                      "Multiply every arrival rate (trace replay: compress time) by this factor");
+  command->add_option("--duration", options.duration_s, "Arrival window in seconds");
+  command->add_option("--seed", options.seed, "Override the scenario's seed");
+  command->add_option("--trace", options.trace_path, "Replay this trace instead of the workload");
+  command->add_option("--trace-format", options.trace_format, "azure, mooncake or burstgpt");
+  command->add_option("--endpoint", options.endpoint,
+                      "completions (/v1/completions, default) or chat (/v1/chat/completions)");
+  command->add_option("--drain-timeout", options.drain_timeout_s,
+                      "Seconds to wait for answers after the last arrival (default: the "
+                      "scenario's drain_s, at most 120)");
+  command->add_option("--max-connections", options.max_connections,
+                      "Most connections open at once (default 16384)");
+  command->add_flag("--json", options.json, "Print exactly one JSON document on stdout");
+  command->add_flag("--no-progress", options.no_progress, "No progress line on a terminal");
+  return command;
+}
+
+int run_load(const LoadCommandOptions& options, std::ostream& out, std::ostream& err) {
+  Scenario scenario;
+  LoadOptions load;
+  std::unique_ptr<RequestSource> source;
+  try {
+    scenario = load_scenario(options.scenario_path);
+    apply_overrides(options, scenario);
+    load.target = parse_load_url(options.url);
+    load.endpoint =
+        options.endpoint == "chat" ? Endpoint::kChatCompletions : Endpoint::kCompletions;
+    load.duration = scenario.duration;
+    load.warmup = scenario.warmup;
+    load.drain_timeout = options.drain_timeout_s
+                             ? seconds_to_duration(std::max(0.0, *options.drain_timeout_s))
+                             : std::min<Duration>(scenario.drain_limit, std::chrono::seconds(120));
+    if (options.max_connections < 1) {
+      throw InputError::at("", std::nullopt, "--max-connections", "expected at least 1");
+    }
+    load.max_connections = options.max_connections;
+    source = make_request_source(scenario);
+  } catch (const InputError& error) {
+    err << "gangway: error: " << error.what() << "\n";
+    return 2;
+  }
+  raise_open_file_limit();
+  if (!options.no_progress && isatty(STDERR_FILENO)) load.progress = &err;
+  LoadResult result = [&] {
+    LoadGenerator generator(scenario, *source, load);
+    return generator.run();
+  }();
+  if (options.json) {
+    out << load_json(scenario, options, result).dump() << "\n";
+  } else {
+    print_table(out, scenario, options, result);
+  }
+  const bool nothing_reached =
+      result.sent > 0 && result.http_status.empty() && !result.transport_errors.empty();
+  if (nothing_reached) {
+    err << "gangway: error: no answer from " << options.url << ": "
+        << result.transport_errors.begin()->first << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gangway

@@ -1,0 +1,35 @@
+// `gangway load`: drives a running server with a scenario's workload, open loop, and reports
+// client-side latency per SLO class and model: a table, or with --json the simulator's STATS
+// document shape, so a load run and `gangway simulate` of the same scenario compare side by side.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace gangway {
+
+struct LoadCommandOptions {
+  std::string url;
+  std::string scenario_path;
+  std::optional<double> rate_scale;
+  std::optional<double> duration_s;
+  std::optional<uint64_t> seed;
+  std::optional<std::string> trace_path;
+  std::optional<std::string> trace_format;
+  std::string endpoint = "completions";
+  std::optional<double> drain_timeout_s;
+  int max_connections = 16384;
+  bool json = false;
+  bool no_progress = false;
+};
+
+CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& options);
+
+// Returns 0 when the run finished (whatever the server answered), 2 for bad input, 1 when the
+// server could not be reached at all.
+int run_load(const LoadCommandOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace gangway

@@ -1,0 +1,33 @@
+// `gangway serve`: the node daemon. Reads a scenario (the node, its models, SLO classes, tenants
+// and policy, plus its `server:` section), lets flags override the server settings, and serves
+// the OpenAI-compatible API over emulated GPUs until SIGTERM (drain, exit 0). docs/server.md.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <optional>
+#include <ostream>
+#include <string>
+
+namespace gangway {
+
+struct ServeOptions {
+  std::optional<std::string> scenario_path;
+  std::optional<std::string> host;
+  std::optional<int> port;
+  std::optional<int> network_threads;
+  std::optional<std::string> policy;
+  std::optional<double> drain_grace_s;
+  std::optional<double> read_timeout_s;
+  std::optional<int> stream_interval_tokens;
+  std::optional<std::string> log_level;
+  std::optional<std::string> port_file;
+};
+
+CLI::App* add_serve_command(CLI::App& app, ServeOptions& options);
+
+// Serves until drained. Returns 0 after a drain, 2 for bad input (scenario, flags, an address
+// that cannot be bound), 1 for a failure while serving. Messages go to `err`.
+int run_serve(const ServeOptions& options, std::ostream& err);
+
+}  // namespace gangway

@@ -1,0 +1,66 @@
+// Predicts a small-model request's time to first token on each replica of its model, the
+// quantity cache-aware routing minimises (DESIGN.md, "Routing by predicted TTFT"):
+//
+//   TTFT(replica) = wait there + load of its host-cached blocks + prefill of what is not cached
+//   wait          = rest of the iteration in flight + the gang's blackout (a lease in progress
+//                   or pending) + the prefill work ahead of it (queued and resident prompt
+//                   tokens not yet computed, at the replica's prefill rate)
+//
+// With hit fraction h and full prefill time P, a warm busy replica beats a cold idle one exactly
+// when its extra wait is below P - P(uncached | cached) ~= h x P: docs/kv-and-routing.md derives
+// it, and the router tests check that the rule picks the warm GPU exactly then.
+//
+// Cheap by construction (it runs for every replica on every arrival): prefix lookups are binary
+// searches, prefill time takes at most four cost-model calls, the work ahead is kept as running
+// token counts by the scheduler. Reads the SchedulerState only.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sched/scheduler_state.h"
+
+namespace gangway {
+
+struct TtftEstimate {
+  int32_t gpu_cached_tokens = 0;   // found in the replica's GPU prefix cache
+  int32_t host_cached_tokens = 0;  // found after them in its host-tier blocks
+  Duration wait{0};
+  Duration load{0};
+  Duration prefill{0};
+
+  Duration total() const { return wait + load + prefill; }
+  int32_t cached_tokens() const { return gpu_cached_tokens + host_cached_tokens; }
+};
+
+class TtftPredictor {
+ public:
+  // Reads per-model constants (prefill time per token) from the state's cost models.
+  void initialise(const SchedulerState& state);
+  bool initialised() const { return !seconds_per_prefill_token_.empty(); }
+
+  // The reusable prefix of `seq` on `replica`, in blocks: on the GPU, then on the host tier.
+  void cached_blocks(const SchedulerState& state, const Replica& replica, const Sequence& seq,
+                     int32_t& gpu_blocks, int32_t& host_blocks) const;
+  TtftEstimate estimate(const SchedulerState& state, const Replica& replica, const Sequence& seq,
+                        Time now) const;
+  // The request's own part on `replica` (cached lookup, load and prefill), without the wait.
+  TtftEstimate own_part(const SchedulerState& state, const Replica& replica,
+                        const Sequence& seq) const;
+  // How long `prefill_tokens_ahead` tokens of prefill work (plus the iteration in flight and
+  // the gang's blackout) keep a newcomer waiting on `replica`.
+  Duration wait(const SchedulerState& state, const Replica& replica, int64_t prefill_tokens_ahead,
+                Time now) const;
+  // Prefill of `new_tokens` on top of `cached_tokens`, in chunks, alone on the engine: exact for
+  // up to four chunks, else the chunks' mean context (exact for costs affine in the context).
+  Duration prefill_time(const SchedulerState& state, ModelId model, int32_t new_tokens,
+                        int32_t cached_tokens) const;
+  // How long the gang keeps small models off the GPUs from now: the rest of an active phase,
+  // or a pending phase's barrier plus a typical phase; zero when the gang is off.
+  Duration blackout(const SchedulerState& state, Time now) const;
+
+ private:
+  std::vector<double> seconds_per_prefill_token_;  // by ModelId value: a full chunk, alone
+};
+
+}  // namespace gangway

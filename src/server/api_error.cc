@@ -1,0 +1,102 @@
+#include "server/api_error.h"
+
+#include <nlohmann/json.hpp>
+
+namespace gangway {
+
+ApiError error_for_reason(Reason reason, int retry_after_s) {
+  ApiError error;
+  error.code = to_string(reason);
+  switch (reason) {
+    case Reason::kRateLimited:
+      error.status = 429;
+      error.type = "rate_limit_error";
+      error.message = "Rate limit reached for this tenant or class; retry after the given delay.";
+      error.retry_after_s = retry_after_s;
+      break;
+    case Reason::kQueueFull:
+    case Reason::kDeadlineUnmeetable:
+    case Reason::kShed:
+    case Reason::kNoCapacity:
+    case Reason::kDraining:
+    case Reason::kEngineFailed:
+      error.status = 503;
+      error.type = "overloaded_error";
+      error.message = std::string("This node cannot serve the request now (") + to_string(reason) +
+                      "); send it to another node or retry after the given delay.";
+      error.retry_after_s = retry_after_s;
+      break;
+    case Reason::kDeadlineExpired:
+      error.status = 504;
+      error.type = "timeout_error";
+      error.message = "The request waited past its deadline before its first token.";
+      break;
+    case Reason::kBadRequest:
+      error.status = 400;
+      error.type = "invalid_request_error";
+      error.message =
+          "The request can never be served on this node (its prompt and max_tokens do not fit "
+          "the model's context or KV memory).";
+      break;
+    case Reason::kClientCancelled:
+      error.status = 499;
+      error.type = "invalid_request_error";
+      error.message = "The client cancelled the request.";
+      break;
+    case Reason::kDriverStopped:
+      error.status = 503;
+      error.type = "overloaded_error";
+      error.message = "The server stopped (shutdown grace period over) before the request ended.";
+      error.retry_after_s = retry_after_s;
+      break;
+    case Reason::kNone:
+      error.status = 500;
+      error.type = "server_error";
+      error.message = "The request ended without an answer.";
+      break;
+  }
+  return error;
+}
+
+std::string error_body(const ApiError& error) {
+  nlohmann::json object = {
+      {"message", error.message}, {"type", error.type}, {"param", nullptr}, {"code", nullptr}};
+  if (!error.param.empty()) object["param"] = error.param;
+  if (!error.code.empty()) object["code"] = error.code;
+  return nlohmann::json{{"error", object}}.dump();
+}
+
+const char* status_text(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Payload Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 499:
+      return "Client Closed Request";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    default:
+      return "Unknown";
+  }
+}
+
+}  // namespace gangway

@@ -1,0 +1,607 @@
+#include "server/http_connection.h"
+
+#include <fmt/format.h>
+
+#include <boost/asio/write.hpp>
+#include <boost/beast/http/read.hpp>
+#include <chrono>
+
+#include "server/http_server.h"
+
+namespace gangway {
+namespace {
+
+namespace http = boost::beast::http;
+namespace asio = boost::asio;
+using boost::system::error_code;
+
+bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
+  }
+  return true;
+}
+
+std::optional<std::string> header_value(const http::request<http::string_body>& request,
+                                        std::string_view name) {
+  const auto it = request.find(boost::beast::string_view(name.data(), name.size()));
+  if (it == request.end()) return std::nullopt;
+  return std::string(it->value());
+}
+
+ApiError http_error(int status, std::string code, std::string message) {
+  ApiError error;
+  error.status = status;
+  error.type = "invalid_request_error";
+  error.code = std::move(code);
+  error.message = std::move(message);
+  return error;
+}
+
+struct Route {
+  std::string_view path;
+  http::verb method;
+};
+
+constexpr Route kRoutes[] = {
+    {"/v1/completions", http::verb::post},
+    {"/v1/chat/completions", http::verb::post},
+    {"/v1/models", http::verb::get},
+    {"/health", http::verb::get},
+    {"/ready", http::verb::get},
+    {"/metrics", http::verb::get},
+    {"/load", http::verb::get},
+};
+
+int64_t unix_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+HttpConnection::HttpConnection(asio::ip::tcp::socket socket, ServerContext& context, size_t thread,
+                               uint64_t id, Registry& registry)
+    : socket_(std::move(socket)),
+      context_(context),
+      thread_(thread),
+      id_(id),
+      registry_(registry),
+      read_timer_(socket_.get_executor()) {}
+
+HttpConnection::~HttpConnection() = default;
+
+void HttpConnection::start() {
+  context_.counters->open_connections.fetch_add(1, std::memory_order_relaxed);
+  context_.counters->connections_total.fetch_add(1, std::memory_order_relaxed);
+  registry_[id_] = weak_from_this();
+  error_code ignored;
+  socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  socket_.set_option(asio::socket_base::send_buffer_size(
+                         static_cast<int>(context_.config->socket_send_buffer_bytes)),
+                     ignored);
+  read_request();
+}
+
+void HttpConnection::read_request() {
+  state_ = State::kReading;
+  read_timed_out_ = false;
+  read_timer_.expires_after(context_.config->read_timeout);
+  read_timer_.async_wait([self = shared_from_this()](const error_code& error) {
+    if (!error) self->on_read_timeout();
+  });
+  // A read posted to watch for disconnects is still pending: its completion starts parsing.
+  if (watching_) return;
+  if (context_.shutting_down.load(std::memory_order_relaxed) && buffer_.size() == 0) {
+    close();
+    return;
+  }
+  start_parse();
+}
+
+void HttpConnection::start_parse() {
+  parser_.emplace();
+  parser_->header_limit(static_cast<uint32_t>(context_.config->max_header_bytes));
+  parser_->body_limit(static_cast<uint64_t>(context_.config->max_body_bytes));
+  http::async_read_header(
+      socket_, buffer_, *parser_,
+      [self = shared_from_this()](const error_code& error, size_t) { self->on_header(error); });
+}
+
+void HttpConnection::on_header(const error_code& error) {
+  if (state_ != State::kReading) return;
+  if (error) {
+    on_read_error(error);
+    return;
+  }
+  const auto& request = parser_->get();
+  const auto expect = request[http::field::expect];
+  if (!parser_->is_done() &&
+      starts_with_ignoring_case(std::string_view(expect.data(), expect.size()), "100-continue")) {
+    send("HTTP/1.1 100 Continue\r\n\r\n");
+  }
+  if (parser_->is_done()) {
+    on_request();
+    return;
+  }
+  http::async_read(socket_, buffer_, *parser_,
+                   [self = shared_from_this()](const error_code& e, size_t) { self->on_body(e); });
+}
+
+void HttpConnection::on_body(const error_code& error) {
+  if (state_ != State::kReading) return;
+  if (error) {
+    on_read_error(error);
+    return;
+  }
+  on_request();
+}
+
+void HttpConnection::on_read_error(const error_code& error) {
+  if (error == asio::error::operation_aborted) return;  // the read timer or a shutdown
+  read_timer_.cancel();
+  keep_alive_ = false;
+  state_ = State::kProcessing;
+  if (error == http::error::header_limit) {
+    respond_error(http_error(
+        431, "header_too_large",
+        fmt::format("The request's headers exceed {} bytes.", context_.config->max_header_bytes)));
+  } else if (error == http::error::body_limit) {
+    respond_error(http_error(
+        413, "body_too_large",
+        fmt::format("The request body exceeds {} bytes.", context_.config->max_body_bytes)));
+  } else if (error == http::error::end_of_stream || error == http::error::partial_message ||
+             error == asio::error::eof || error == asio::error::connection_reset ||
+             error == asio::error::broken_pipe) {
+    if (parser_ && parser_->got_some()) {
+      context_.log->debug("request_incomplete", {{"conn", id_}, {"error", error.message()}});
+    }
+    close();
+  } else if (error.category() == make_error_code(http::error::bad_target).category()) {
+    respond_error(http_error(400, "bad_http_request",
+                             "The request is not valid HTTP/1.1: " + error.message() + "."));
+  } else {
+    close();
+  }
+}
+
+void HttpConnection::on_read_timeout() {
+  if (state_ != State::kReading) return;
+  read_timed_out_ = true;
+  const bool partial = buffer_.size() > 0 || (parser_ && parser_->got_some());
+  error_code ignored;
+  socket_.cancel(ignored);
+  if (!partial) {
+    close();  // an idle kept-alive connection
+    return;
+  }
+  context_.counters->read_timeouts_total.fetch_add(1, std::memory_order_relaxed);
+  context_.log->warn("request_timeout", {{"conn", id_},
+                                         {"timeout_s", to_seconds(context_.config->read_timeout)},
+                                         {"reason", "the request did not arrive whole in time"}});
+  keep_alive_ = false;
+  state_ = State::kProcessing;
+  respond_error(http_error(408, "request_timeout",
+                           fmt::format("The request did not arrive whole within {} s.",
+                                       to_seconds(context_.config->read_timeout))));
+}
+
+void HttpConnection::on_request() {
+  read_timer_.cancel();
+  state_ = State::kProcessing;
+  keep_alive_ = parser_->get().keep_alive() && !context_.shutting_down.load();
+  if (context_.log->enabled(LogLevel::kDebug)) {
+    const auto& request = parser_->get();
+    context_.log->debug("request", {{"conn", id_},
+                                    {"method", std::string(request.method_string())},
+                                    {"target", std::string(request.target())},
+                                    {"body_bytes", request.body().size()},
+                                    {"buffered_bytes", buffer_.size()}});
+  }
+  route();
+}
+
+void HttpConnection::route() {
+  const auto& request = parser_->get();
+  std::string_view target(request.target().data(), request.target().size());
+  if (const size_t query = target.find('?'); query != std::string_view::npos) {
+    target = target.substr(0, query);
+  }
+  const http::verb method = request.method();
+  const Route* found = nullptr;
+  for (const Route& route : kRoutes) {
+    if (route.path == target) found = &route;
+  }
+  const bool model_path = target.starts_with("/v1/models/") && target.size() > 11;
+  if (!found && !model_path) {
+    respond_error(http_error(404, "unknown_url",
+                             fmt::format("Unknown request URL: {} {}. See docs/server.md for the "
+                                         "endpoints.",
+                                         std::string(request.method_string()), target)));
+    return;
+  }
+  const http::verb allowed = found ? found->method : http::verb::get;
+  if (method != allowed) {
+    respond_error(http_error(405, "method_not_allowed",
+                             fmt::format("Method {} is not allowed on {}; use {}.",
+                                         std::string(request.method_string()), target,
+                                         std::string(http::to_string(allowed)))),
+                  fmt::format("Allow: {}\r\n", std::string(http::to_string(allowed))));
+    return;
+  }
+  if (model_path) {
+    const std::string name(target.substr(11));
+    const NodeSpec& node = context_.scenario->node;
+    if (const auto id = node.find_model(name)) {
+      const ModelSpec& model = node.model(*id);
+      respond(200, "application/json",
+              nlohmann::json{{"id", model.name},
+                             {"object", "model"},
+                             {"created", 0},
+                             {"owned_by", "gangway"},
+                             {"max_model_len", model.max_context_tokens}}
+                  .dump());
+    } else {
+      ApiError error =
+          http_error(404, "model_not_found", "The model '" + name + "' does not exist.");
+      error.param = "model";
+      respond_error(error);
+    }
+    return;
+  }
+  if (target == "/v1/completions") return start_generation(Endpoint::kCompletions);
+  if (target == "/v1/chat/completions") return start_generation(Endpoint::kChatCompletions);
+  if (target == "/v1/models") return respond(200, "application/json", context_.models_body);
+  if (target == "/ready") {
+    if (context_.draining.load()) {
+      respond(503, "application/json", R"({"status":"draining"})");
+    } else {
+      respond(200, "application/json", R"({"status":"ready"})");
+    }
+    return;
+  }
+  const LoopQuery query = target == "/health"    ? LoopQuery::kHealth
+                          : target == "/metrics" ? LoopQuery::kMetrics
+                                                 : LoopQuery::kLoad;
+  reply_content_type_ = query == LoopQuery::kMetrics ? "text/plain; version=0.0.4; charset=utf-8"
+                                                     : "application/json";
+  sink_ = std::make_shared<StreamSink>(thread_, weak_from_this());
+  state_ = State::kGenerating;
+  keep_alive_while_answering_ = shared_from_this();
+  context_.loop->query(query, sink_);
+  watch_for_disconnect();
+}
+
+void HttpConnection::start_generation(Endpoint endpoint) {
+  const auto& request = parser_->get();
+  const auto content_type = request[http::field::content_type];
+  if (!content_type.empty() &&
+      !starts_with_ignoring_case(std::string_view(content_type.data(), content_type.size()),
+                                 "application/json")) {
+    respond_error(http_error(
+        415, "unsupported_media_type",
+        "Content-Type must be application/json, got '" + std::string(content_type) + "'."));
+    return;
+  }
+  SchedulingHeaders headers;
+  headers.slo_class = header_value(request, "X-Gangway-Slo-Class");
+  headers.tenant = header_value(request, "X-Gangway-Tenant");
+  headers.ttft_deadline = header_value(request, "X-Gangway-Ttft-Deadline-Ms");
+  auto parsed = parse_generation_request(endpoint, request.body(), headers, context_.api);
+  if (auto* error = std::get_if<ApiError>(&parsed)) {
+    respond_error(*error);
+    return;
+  }
+  GenerationRequest& generation = std::get<GenerationRequest>(parsed);
+  if (context_.draining.load(std::memory_order_relaxed)) {
+    respond_error(error_for_reason(Reason::kDraining,
+                                   static_cast<int>(to_seconds(context_.config->drain_grace)) + 1));
+    return;
+  }
+  endpoint_ = endpoint;
+  stream_ = generation.stream;
+  include_usage_ = generation.include_usage;
+  model_name_ = context_.scenario->node.model(generation.model).name;
+  created_unix_s_ = unix_seconds();
+  formatter_.reset();
+  headers_sent_ = false;
+  tokens_flushed_ = 0;
+  sink_ = std::make_shared<StreamSink>(thread_, weak_from_this());
+
+  Submission submission;
+  submission.sink = sink_;
+  RequestSpec& spec = submission.spec;
+  spec.model = generation.model;
+  spec.slo_class = generation.slo_class;
+  spec.tenant = generation.tenant;
+  spec.prompt_tokens = generation.prompt_tokens;
+  spec.max_tokens = generation.max_tokens;
+  spec.prefix_blocks = std::move(generation.prefix_blocks);
+  submission.ignore_eos = generation.ignore_eos;
+  submission.min_tokens = generation.min_tokens;
+  submission.relative_ttft_deadline = generation.ttft_deadline;
+  state_ = State::kGenerating;
+  keep_alive_while_answering_ = shared_from_this();
+  context_.loop->submit(std::move(submission));
+  // The request body is no longer needed; free it before a long stream.
+  parser_.reset();
+  watch_for_disconnect();
+}
+
+void HttpConnection::watch_for_disconnect() {
+  // With a pipelined request already buffered the client is there, and the next parse must be
+  // able to start as soon as this answer is out.
+  if (watching_ || state_ == State::kClosed || buffer_.size() > 0) return;
+  watching_ = true;
+  socket_.async_read_some(buffer_.prepare(4096),
+                          [self = shared_from_this()](const error_code& error, size_t bytes) {
+                            self->on_watch(error, bytes);
+                          });
+}
+
+void HttpConnection::on_watch(const error_code& error, size_t bytes) {
+  watching_ = false;
+  if (state_ == State::kClosed) return;
+  if (state_ == State::kClosing) {
+    // Half-closed: discard what the client still sends until it closes too.
+    if (error) {
+      close();
+    } else {
+      buffer_.commit(bytes);
+      buffer_.consume(buffer_.size());
+      watch_for_disconnect();
+    }
+    return;
+  }
+  if (error) {
+    if (state_ == State::kGenerating) {
+      client_gone(error == asio::error::eof ? "client closed the connection" : error.message());
+    } else if (state_ == State::kReading && error != asio::error::operation_aborted) {
+      close();
+    }
+    return;
+  }
+  buffer_.commit(bytes);
+  if (state_ == State::kReading) {
+    start_parse();
+    return;
+  }
+  // Bytes of a pipelined next request wait in the buffer, and no read stays posted so that the
+  // next parse can start at once; a client that goes away meanwhile shows up as a failed write.
+}
+
+void HttpConnection::on_event(StreamEvent& event) {
+  if (state_ != State::kGenerating || event.sink != sink_) return;
+  switch (event.kind) {
+    case StreamEvent::Kind::kReply:
+      respond(event.reply_status, reply_content_type_, event.reply_body);
+      return;
+    case StreamEvent::Kind::kToken: {
+      if (!stream_) return;  // counted by the scheduler; the whole text goes out at the end
+      if (!formatter_) formatter_.emplace(endpoint_, event.id, created_unix_s_, model_name_);
+      if (!headers_sent_) send_stream_headers();
+      scratch_.clear();
+      formatter_->append_token_event(scratch_, event.tokens_after - 1);
+      // The first token goes out at once; later ones every stream_interval_tokens (vLLM's
+      // stream_interval: fewer writes for the same tokens; 1 sends each as it comes).
+      const bool flush = event.tokens_after == 1 || event.tokens_after - tokens_flushed_ >=
+                                                        context_.config->stream_interval_tokens;
+      send_chunk(scratch_, flush);
+      if (flush) tokens_flushed_ = event.tokens_after;
+      return;
+    }
+    case StreamEvent::Kind::kFinished: {
+      if (!formatter_) formatter_.emplace(endpoint_, event.id, created_unix_s_, model_name_);
+      const FinishedRequest& finished = event.finished;
+      if (finished.outcome == Outcome::kCompleted) {
+        if (!stream_) {
+          respond(200, "application/json", formatter_->full_answer(finished),
+                  fmt::format("X-Request-Id: {}\r\n", formatter_->response_id()));
+          return;
+        }
+        if (!headers_sent_) send_stream_headers();
+        scratch_.clear();
+        formatter_->append_finish_events(scratch_, finished, include_usage_);
+        send_chunk(scratch_);
+        if (state_ != State::kGenerating) return;  // cut off while sending
+        send("0\r\n\r\n");
+        end_response();
+        return;
+      }
+      const ApiError error = error_for_reason(finished.reason, finished.retry_after_s);
+      if (stream_ && headers_sent_) {
+        scratch_.clear();
+        AnswerFormatter::append_error_event(scratch_, error_body(error));
+        send_chunk(scratch_);
+        if (state_ != State::kGenerating) return;
+        send("0\r\n\r\n");
+        end_response();
+        return;
+      }
+      respond_error(error);
+      return;
+    }
+  }
+}
+
+void HttpConnection::respond(int status, std::string_view content_type, std::string_view body,
+                             std::string_view extra_headers) {
+  if (state_ == State::kClosed) return;
+  context_.counters->count_response(status);
+  scratch_.clear();
+  fmt::format_to(std::back_inserter(scratch_),
+                 "HTTP/1.1 {} {}\r\nServer: gangway\r\nContent-Type: {}\r\nContent-Length: "
+                 "{}\r\n{}{}\r\n",
+                 status, status_text(status), content_type, body.size(), extra_headers,
+                 keep_alive_ ? "" : "Connection: close\r\n");
+  scratch_.append(body);
+  send(scratch_);
+  end_response();
+}
+
+void HttpConnection::respond_error(const ApiError& error, std::string_view extra_headers) {
+  std::string headers(extra_headers);
+  if (error.retry_after_s) headers += fmt::format("Retry-After: {}\r\n", *error.retry_after_s);
+  respond(error.status, "application/json", error_body(error), headers);
+}
+
+void HttpConnection::send_stream_headers() {
+  headers_sent_ = true;
+  context_.counters->count_response(200);
+  scratch_.clear();
+  send(
+      fmt::format("HTTP/1.1 200 OK\r\nServer: gangway\r\nContent-Type: text/event-stream; "
+                  "charset=utf-8\r\nCache-Control: no-cache\r\nTransfer-Encoding: "
+                  "chunked\r\nX-Request-Id: {}\r\n{}\r\n",
+                  formatter_->response_id(), keep_alive_ ? "" : "Connection: close\r\n"));
+}
+
+void HttpConnection::send_chunk(std::string_view data, bool flush) {
+  if (data.empty()) return;
+  char size[20];
+  const auto result = fmt::format_to_n(size, sizeof size, "{:x}\r\n", data.size());
+  out_pending_.append(size, result.size);
+  out_pending_.append(data);
+  out_pending_.append("\r\n");
+  const size_t unsent = out_pending_.size() + out_writing_.size();
+  if (unsent > static_cast<size_t>(context_.config->max_output_buffer_bytes)) {
+    context_.counters->slow_readers_cut_total.fetch_add(1, std::memory_order_relaxed);
+    context_.log->warn("slow_reader_cut",
+                       {{"conn", id_},
+                        {"unsent_bytes", unsent},
+                        {"limit_bytes", context_.config->max_output_buffer_bytes},
+                        {"reason", "output buffer over its limit"}});
+    client_gone("output buffer over its limit");
+    return;
+  }
+  if (flush && !writing_) start_write();
+}
+
+void HttpConnection::end_response() {
+  // The handlers of the reads, writes and timers posted below keep the connection alive now.
+  const auto self = std::move(keep_alive_while_answering_);
+  sink_.reset();
+  formatter_.reset();
+  parser_.reset();
+  if (!keep_alive_) {
+    state_ = State::kClosing;
+    close_after_write_ = true;
+    if (!writing_) graceful_close();
+    return;
+  }
+  read_request();
+}
+
+void HttpConnection::send(std::string_view data) {
+  if (state_ == State::kClosed) return;
+  out_pending_.append(data);
+  if (!writing_) start_write();
+}
+
+void HttpConnection::start_write() {
+  writing_ = true;
+  std::swap(out_pending_, out_writing_);
+  out_pending_.clear();
+  // No timer per write (two more handlers for every token): the network thread's sweep
+  // (check_write_stall) looks at when the write started.
+  write_started_ = std::chrono::steady_clock::now();
+  asio::async_write(
+      socket_, asio::buffer(out_writing_),
+      [self = shared_from_this()](const error_code& error, size_t) { self->on_write(error); });
+}
+
+void HttpConnection::on_write(const error_code& error) {
+  writing_ = false;
+  out_writing_.clear();
+  if (state_ == State::kClosed) return;
+  if (error) {
+    if (sink_) {
+      client_gone("write failed: " + error.message());
+    } else {
+      close();
+    }
+    return;
+  }
+  if (!out_pending_.empty()) {
+    start_write();
+  } else if (close_after_write_) {
+    graceful_close();
+  }
+}
+
+void HttpConnection::check_write_stall(std::chrono::steady_clock::time_point now) {
+  if (!writing_ || state_ == State::kClosed) return;
+  if (now - write_started_ < context_.config->write_stall_timeout) return;
+  context_.counters->slow_readers_cut_total.fetch_add(1, std::memory_order_relaxed);
+  context_.log->warn("slow_reader_cut",
+                     {{"conn", id_},
+                      {"unsent_bytes", out_pending_.size() + out_writing_.size()},
+                      {"stall_s", to_seconds(context_.config->write_stall_timeout)},
+                      {"reason", "a write did not finish in time"}});
+  if (sink_) {
+    client_gone("client stopped reading");
+  } else {
+    close();
+  }
+}
+
+void HttpConnection::client_gone(std::string_view reason) {
+  if (sink_) {
+    context_.counters->client_disconnects_total.fetch_add(1, std::memory_order_relaxed);
+    context_.log->debug("client_gone", {{"conn", id_}, {"reason", reason}});
+    context_.loop->cancel(std::move(sink_));
+    sink_.reset();
+  }
+  close();
+}
+
+void HttpConnection::shutdown() {
+  keep_alive_ = false;
+  if (state_ == State::kReading) close();
+}
+
+// Half-closes and reads until the client closes too (or a second passes), so that unread bytes
+// (say, the body of a request refused with 413) do not make the kernel reset the connection
+// before the client has read the answer.
+void HttpConnection::graceful_close() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosing;
+  error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+  read_timer_.expires_after(std::chrono::seconds(1));
+  read_timer_.async_wait([self = shared_from_this()](const error_code& error) {
+    if (!error) self->close();
+  });
+  if (watching_) return;  // its completion (EOF) closes
+  auto drain = std::make_shared<std::array<char, 4096>>();
+  struct Drainer {
+    std::shared_ptr<HttpConnection> self;
+    std::shared_ptr<std::array<char, 4096>> buffer;
+    void operator()(const error_code& error, size_t) {
+      if (error || self->state_ == State::kClosed) {
+        self->close();
+        return;
+      }
+      self->socket_.async_read_some(asio::buffer(*buffer), std::move(*this));
+    }
+  };
+  socket_.async_read_some(asio::buffer(*drain), Drainer{shared_from_this(), drain});
+}
+
+void HttpConnection::close() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosed;
+  read_timer_.cancel();
+  error_code ignored;
+  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  registry_.erase(id_);
+  context_.counters->open_connections.fetch_sub(1, std::memory_order_relaxed);
+  sink_.reset();
+  // Last: this may release the final reference (the caller's handler still holds one).
+  keep_alive_while_answering_.reset();
+}
+
+}  // namespace gangway

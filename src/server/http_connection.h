@@ -1,0 +1,122 @@
+// One client connection of `gangway serve`: reads HTTP/1.1 requests one at a time (keep-alive,
+// Expect: 100-continue), routes them, and writes the answers, streaming ones as chunked SSE.
+//
+// Lives on one network thread; every method runs there. A generation request goes to the
+// scheduler loop (SchedulerLoop::submit) with a StreamSink, and the loop's StreamEvents come
+// back through on_event(); the status line is sent with the first token, so a request the
+// scheduler rejects or drops before its first token gets a real 429/503 instead of an error
+// inside a 200 stream.
+//
+// Protection, all limits from ServerConfig:
+//  - a request must arrive whole within read_timeout (else 408 and close; an idle kept-alive
+//    connection is just closed), headers within max_header_bytes (else 431), the body within
+//    max_body_bytes (else 413); nothing reaches the scheduler before that, so a stalled client
+//    holds no scheduler slot;
+//  - while a request is generating, a read stays posted so that a client that goes away is seen
+//    at once and its request cancelled (its KV freed by the core);
+//  - unsent output is bounded (max_output_buffer_bytes) and a write must finish within
+//    write_stall_timeout: a reader too slow for too long is cut off, its request cancelled and
+//    the reason logged. Other connections never wait for it: every write is asynchronous.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "server/openai_request.h"
+#include "server/openai_response.h"
+#include "server/scheduler_loop.h"
+#include "server/stream_event.h"
+
+namespace gangway {
+
+struct ServerContext;
+
+class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
+ public:
+  using Registry = std::unordered_map<uint64_t, std::weak_ptr<HttpConnection>>;
+
+  HttpConnection(boost::asio::ip::tcp::socket socket, ServerContext& context, size_t thread,
+                 uint64_t id, Registry& registry);
+  ~HttpConnection();
+
+  void start();
+  // An event of this connection's current request (ignored if it is stale).
+  void on_event(StreamEvent& event);
+  // Server shutdown: close now if idle, else once the current answer is written.
+  void shutdown();
+  // Cuts the client off if a write has been pending longer than write_stall_timeout (called by
+  // the network thread's periodic sweep).
+  void check_write_stall(std::chrono::steady_clock::time_point now);
+
+ private:
+  enum class State : uint8_t { kReading, kProcessing, kGenerating, kClosing, kClosed };
+  using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
+
+  void read_request();
+  void start_parse();
+  void on_header(const boost::system::error_code& error);
+  void on_body(const boost::system::error_code& error);
+  void on_read_error(const boost::system::error_code& error);
+  void on_read_timeout();
+  void on_request();
+  void route();
+  void start_generation(Endpoint endpoint);
+  void watch_for_disconnect();
+  void on_watch(const boost::system::error_code& error, size_t bytes);
+
+  void respond(int status, std::string_view content_type, std::string_view body,
+               std::string_view extra_headers = {});
+  void respond_error(const ApiError& error, std::string_view extra_headers = {});
+  void send_stream_headers();
+  // Frames `data` as one HTTP chunk; starts a write if `flush` (else it waits for the next one).
+  void send_chunk(std::string_view data, bool flush = true);
+  void end_response();
+  void send(std::string_view data);
+  void start_write();
+  void on_write(const boost::system::error_code& error);
+  void client_gone(std::string_view reason);
+  void graceful_close();
+  void close();
+
+  boost::asio::ip::tcp::socket socket_;
+  ServerContext& context_;
+  const size_t thread_;
+  const uint64_t id_;
+  Registry& registry_;
+  State state_ = State::kReading;
+  boost::beast::flat_buffer buffer_;
+  std::optional<Parser> parser_;
+  boost::asio::steady_timer read_timer_;
+  std::chrono::steady_clock::time_point write_started_;
+  bool read_timed_out_ = false;
+  bool watching_ = false;
+  bool keep_alive_ = true;
+  bool close_after_write_ = false;
+  bool writing_ = false;
+  std::string out_pending_;
+  std::string out_writing_;
+  std::string scratch_;
+
+  // The request being answered.
+  std::shared_ptr<StreamSink> sink_;
+  std::string reply_content_type_;
+  Endpoint endpoint_ = Endpoint::kCompletions;
+  bool stream_ = false;
+  bool include_usage_ = false;
+  std::string model_name_;
+  int64_t created_unix_s_ = 0;
+  std::optional<AnswerFormatter> formatter_;
+  bool headers_sent_ = false;
+  int32_t tokens_flushed_ = 0;  // output length when a write was last started
+  // Holds the connection while the scheduler works on its request: the loop's events reach it
+  // only through a weak_ptr, and no I/O may be pending meanwhile (a pipelined next request).
+  std::shared_ptr<HttpConnection> keep_alive_while_answering_;
+};
+
+}  // namespace gangway

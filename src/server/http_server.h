@@ -1,0 +1,110 @@
+// `gangway serve`'s HTTP side: the listening socket, the network threads and their
+// connections, in front of the scheduler loop (scheduler_loop.h).
+//
+// Threads: `network_threads` threads each run an io_context with the connections assigned to
+// them (round robin at accept), and the scheduler loop has one more. All socket work is
+// asynchronous (Boost.Beast over Asio, epoll underneath), so one network thread holds thousands
+// of connections; a thread per connection would not hold 1,600 streaming requests a second on
+// two cores. The thread that calls run() runs network thread 0 (which also accepts and, when
+// asked, catches SIGTERM and SIGINT).
+//
+// Lifecycle: construct (binds; port 0 picks a free port), run() until drained. begin_drain()
+// (the first SIGTERM) turns readiness off, answers new generation requests 503 draining, lets the
+// requests in flight finish within drain_grace, then closes every connection and returns 0 from
+// run(). A second SIGTERM (or stop_now()) stops the requests in flight at once.
+#pragma once
+
+#include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "config/scenario.h"
+#include "config/server_config.h"
+#include "engine/wall_clock.h"
+#include "server/log.h"
+#include "server/openai_request.h"
+#include "server/scheduler_loop.h"
+#include "server/server_metrics.h"
+
+namespace gangway {
+
+class HttpConnection;
+
+// What every connection reads; owned by HttpServer, alive for its whole life.
+struct ServerContext {
+  const Scenario* scenario = nullptr;
+  const ServerConfig* config = nullptr;
+  const WallClock* clock = nullptr;
+  const Logger* log = nullptr;
+  SchedulerLoop* loop = nullptr;
+  HttpCounters* counters = nullptr;
+  ApiContext api;
+  std::string models_body;  // GET /v1/models, rendered once
+  std::atomic<bool> draining{false};
+  std::atomic<bool> shutting_down{false};
+};
+
+class HttpServer {
+ public:
+  struct Options {
+    bool handle_signals = false;
+  };
+  // Binds config.host:config.port (InputError if the address is bad, std::system_error if the
+  // port cannot be bound). The scenario and config must outlive the server.
+  HttpServer(const Scenario& scenario, const ServerConfig& config, const Logger& log,
+             Options options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // The bound port (the chosen one when config.port was 0).
+  uint16_t port() const { return port_; }
+
+  // Serves until drained or stopped; returns the exit status (0).
+  int run();
+  // Thread-safe.
+  void begin_drain();
+  void stop_now();
+
+ private:
+  struct NetworkThread {
+    boost::asio::io_context io{1};
+    std::unique_ptr<boost::asio::steady_timer> sweep;
+    std::thread thread;
+    std::unordered_map<uint64_t, std::weak_ptr<HttpConnection>> connections;
+  };
+  void accept();
+  void on_signal(const boost::system::error_code& error, int signal);
+  void deliver(size_t thread, std::vector<StreamEvent>& events);
+  // Starts draining with this grace period; false if a drain had already begun.
+  bool start_drain(Duration grace);
+  void finish_shutdown();
+  void close_connections(NetworkThread& thread);
+  // Every quarter of write_stall_timeout: cuts off the thread's connections whose write stalled.
+  void sweep_write_stalls(NetworkThread& thread);
+
+  const Scenario& scenario_;
+  const ServerConfig& config_;
+  const Logger& log_;
+  Options options_;
+  WallClock clock_;
+  HttpCounters counters_;
+  ServerContext context_;
+  std::vector<std::unique_ptr<NetworkThread>> threads_;
+  std::unique_ptr<SchedulerLoop> loop_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::unique_ptr<boost::asio::signal_set> signals_;
+  uint16_t port_ = 0;
+  size_t next_thread_ = 0;
+  uint64_t next_connection_id_ = 1;
+  int signals_seen_ = 0;
+  std::atomic<bool> drain_begun_{false};
+  std::atomic<bool> finished_{false};
+};
+
+}  // namespace gangway

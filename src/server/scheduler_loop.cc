@@ -1,0 +1,337 @@
+#include "server/scheduler_loop.h"
+
+#include <pthread.h>
+#include <sys/prctl.h>
+
+#include <boost/asio/post.hpp>
+#include <cmath>
+
+#include "sched/load_report.h"
+#include "sched/policy_registry.h"
+
+namespace gangway {
+namespace {
+
+double seconds_between(std::chrono::steady_clock::time_point a,
+                       std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double>(b - a).count();
+}
+
+}  // namespace
+
+SchedulerLoop::SchedulerLoop(const Scenario& scenario, const ServerConfig& config,
+                             const WallClock& clock, std::vector<boost::asio::io_context*> network,
+                             Deliver deliver, const HttpCounters& http)
+    : scenario_(scenario),
+      config_(config),
+      clock_(clock),
+      network_(std::move(network)),
+      deliver_(std::move(deliver)),
+      http_(http),
+      scheduler_(std::make_unique<Scheduler>(scenario.node, scenario.scheduler,
+                                             make_policy(scenario.policy), nullptr)),
+      output_length_(scenario, config.emulated_output),
+      metrics_(scenario.node),
+      outbox_(network_.size()),
+      wakeup_(io_),
+      drain_timer_(io_) {
+  engines_ = std::make_unique<EmulatedGpus>(
+      scenario.node, io_, clock_,
+      [this](const IterationCompletion& completion) { handle_completion(completion); });
+}
+
+SchedulerLoop::~SchedulerLoop() {
+  stop();
+}
+
+void SchedulerLoop::start() {
+  thread_ = std::thread([this] {
+    // Emulated iterations end on timers: ask the kernel not to defer their wake-ups by its
+    // default 50 us of timer slack.
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    pthread_setname_np(pthread_self(), "gw-scheduler");
+    auto guard = boost::asio::make_work_guard(io_);
+    io_.run();
+  });
+}
+
+void SchedulerLoop::stop() {
+  if (!thread_.joinable()) return;
+  boost::asio::post(io_, [this] {
+    if (!stopped_ && scheduler_->live_requests() > 0) {
+      const Time now = clock_.now();
+      scheduler_->stop(now, Reason::kDriverStopped);
+      engines_->abandon_all();
+      apply_effects(now);
+    }
+    stopped_ = true;
+    wakeup_.cancel();
+    drain_timer_.cancel();
+    io_.stop();
+  });
+  thread_.join();
+}
+
+template <typename Work>
+void SchedulerLoop::post(Work&& work) {
+  boost::asio::post(io_, [this, work = std::forward<Work>(work)]() mutable {
+    const auto start = std::chrono::steady_clock::now();
+    work(clock_.from_steady(start));
+    flush();
+    ++counters_.events;
+    counters_.busy_seconds += seconds_between(start, std::chrono::steady_clock::now());
+  });
+}
+
+void SchedulerLoop::submit(Submission submission) {
+  post([this, submission = std::move(submission)](Time now) mutable {
+    handle_submit(submission, now);
+  });
+}
+
+void SchedulerLoop::cancel(std::shared_ptr<StreamSink> sink) {
+  post([this, sink = std::move(sink)](Time now) {
+    if (stopped_ || live_.find(sink->id.value()) == live_.end()) return;
+    const auto start = std::chrono::steady_clock::now();
+    scheduler_->cancel(sink->id, now);
+    counters_.core_seconds += seconds_between(start, std::chrono::steady_clock::now());
+    apply_effects(now);
+  });
+}
+
+void SchedulerLoop::query(LoopQuery query, std::shared_ptr<StreamSink> sink) {
+  post([this, query, sink = std::move(sink)](Time now) {
+    StreamEvent event;
+    event.sink = sink;
+    event.kind = StreamEvent::Kind::kReply;
+    event.reply_body = render_query(query, now);
+    send(std::move(event));
+  });
+}
+
+void SchedulerLoop::begin_drain(Duration grace, std::function<void()> on_drained) {
+  post([this, grace, on_drained = std::move(on_drained)](Time now) mutable {
+    if (on_drained_ || drain_deadline_ != Time::max()) return;  // a drain has begun
+    draining_ = true;
+    on_drained_ = std::move(on_drained);
+    drain_deadline_ = now + grace;
+    drain_timer_.expires_at(clock_.to_steady(drain_deadline_));
+    drain_timer_.async_wait([this](const boost::system::error_code& error) {
+      if (error || stopped_) return;
+      post([this](Time at) { end_drain_now(at); });
+    });
+    check_drained(now);
+  });
+}
+
+void SchedulerLoop::stop_requests() {
+  post([this](Time now) {
+    draining_ = true;
+    end_drain_now(now);
+  });
+}
+
+void SchedulerLoop::handle_submit(Submission& submission, Time now) {
+  RequestSpec& spec = submission.spec;
+  spec.id = RequestId(next_request_id_++);
+  spec.arrival = now;
+  if (submission.relative_ttft_deadline)
+    spec.ttft_deadline = now + *submission.relative_ttft_deadline;
+  submission.sink->id = spec.id;
+  metrics_.on_arrival(spec.model, spec.slo_class);
+  if (draining_ || stopped_) {
+    RequestRecord record;
+    record.id = spec.id;
+    record.model = spec.model;
+    record.slo_class = spec.slo_class;
+    record.tenant = spec.tenant;
+    record.outcome = Outcome::kRejected;
+    record.reason = Reason::kDraining;
+    record.arrival = now;
+    record.finished = now;
+    record.prompt_tokens = spec.prompt_tokens;
+    live_[spec.id.value()] =
+        LiveRequest{submission.sink, kNoSequence, spec.max_tokens, 0, now, now, std::nullopt};
+    finish(record, now);
+    return;
+  }
+  live_[spec.id.value()] =
+      LiveRequest{submission.sink, kNoSequence, spec.max_tokens, 0, now, now, std::nullopt};
+  const auto start = std::chrono::steady_clock::now();
+  const SubmitResult result = scheduler_->submit(spec, now);
+  counters_.core_seconds += seconds_between(start, std::chrono::steady_clock::now());
+  if (result.accepted) {
+    live_[spec.id.value()].handle = result.handle;
+    engines_->admit(result.handle,
+                    output_length_.choose(spec.model, spec.slo_class, spec.max_tokens,
+                                          submission.ignore_eos, submission.min_tokens));
+  }
+  apply_effects(now);
+}
+
+void SchedulerLoop::handle_completion(const IterationCompletion& completion) {
+  const auto start = std::chrono::steady_clock::now();
+  const Time now = clock_.from_steady(start);
+  const double late_s = std::max(0.0, to_seconds(now - completion.planned_end));
+  counters_.timer_late_seconds += late_s;
+  counters_.timer_late_max_seconds = std::max(counters_.timer_late_max_seconds, late_s);
+  ++counters_.iterations;
+  for (const BatchEntry& entry : completion.entries) {
+    if (!entry.emits_token) continue;
+    const auto it = live_.find(entry.id.value());
+    if (it == live_.end()) continue;
+    LiveRequest& request = it->second;
+    // A sequence recomputed after preemption emits tokens the client already has.
+    if (entry.output_tokens_after <= request.tokens_sent) continue;
+    request.tokens_sent = entry.output_tokens_after;
+    const ModelId model = scheduler_->state().sequence(entry.handle).spec.model;
+    if (!request.planned_first_token) {
+      request.planned_first_token = completion.planned_end;
+    } else {
+      metrics_.on_inter_token(model, to_seconds(now - request.last_token));
+    }
+    request.last_token = now;
+    metrics_.on_generated_token(model);
+    StreamEvent event;
+    event.sink = request.sink;
+    event.kind = StreamEvent::Kind::kToken;
+    event.id = entry.id;
+    event.tokens_after = entry.output_tokens_after;
+    send(std::move(event));
+  }
+  const auto core_start = std::chrono::steady_clock::now();
+  scheduler_->on_iteration_done(completion.engine, completion.ended, now);
+  counters_.core_seconds += seconds_between(core_start, std::chrono::steady_clock::now());
+  apply_effects(now);
+  flush();
+  ++counters_.events;
+  counters_.busy_seconds += seconds_between(start, std::chrono::steady_clock::now());
+}
+
+void SchedulerLoop::apply_effects(Time now) {
+  Effects& effects = scheduler_->effects();
+  for (const IterationLaunch& launch : effects.launches) engines_->launch(launch, now);
+  for (const RequestRecord& record : effects.finished) finish(record, now);
+  effects.clear();
+  arm_wakeup(now);
+  check_drained(now);
+}
+
+void SchedulerLoop::finish(const RequestRecord& record, Time now) {
+  const auto it = live_.find(record.id.value());
+  if (it == live_.end()) return;
+  LiveRequest request = std::move(it->second);
+  live_.erase(it);
+  const bool hit_max_tokens = record.output_tokens >= request.max_tokens;
+  metrics_.on_finished(record, hit_max_tokens);
+  StreamEvent event;
+  event.sink = std::move(request.sink);
+  event.kind = StreamEvent::Kind::kFinished;
+  event.id = record.id;
+  FinishedRequest& finished = event.finished;
+  finished.outcome = record.outcome;
+  finished.reason = record.reason;
+  finished.prompt_tokens = record.prompt_tokens;
+  finished.output_tokens = std::max(record.output_tokens, request.tokens_sent);
+  finished.cached_prompt_tokens = record.cached_prompt_tokens;
+  finished.hit_max_tokens = hit_max_tokens;
+  finished.retry_after_s = retry_after_s(record.model, record.reason, now);
+  if (request.planned_first_token) {
+    finished.engine_ttft_ms = to_ms(*request.planned_first_token - request.arrival);
+  }
+  if (const auto queue = record.queue_delay()) finished.queue_ms = to_ms(*queue);
+  send(std::move(event));
+}
+
+void SchedulerLoop::send(StreamEvent event) {
+  outbox_[event.sink->network_thread].push_back(std::move(event));
+}
+
+void SchedulerLoop::flush() {
+  for (size_t thread = 0; thread < outbox_.size(); ++thread) {
+    if (outbox_[thread].empty()) continue;
+    boost::asio::post(*network_[thread],
+                      [this, events = std::move(outbox_[thread])]() mutable { deliver_(events); });
+    outbox_[thread] = {};
+  }
+}
+
+void SchedulerLoop::arm_wakeup(Time now) {
+  const Time wanted = scheduler_->next_wakeup(now);
+  if (wanted == Time::max() || wanted >= armed_wakeup_) return;
+  armed_wakeup_ = wanted;
+  wakeup_.expires_at(clock_.to_steady(wanted));
+  wakeup_.async_wait([this](const boost::system::error_code& error) {
+    if (error || stopped_) return;
+    post([this](Time at) {
+      armed_wakeup_ = Time::max();
+      const auto start = std::chrono::steady_clock::now();
+      scheduler_->on_timer(at);
+      counters_.core_seconds += seconds_between(start, std::chrono::steady_clock::now());
+      apply_effects(at);
+    });
+  });
+}
+
+void SchedulerLoop::check_drained(Time now) {
+  (void)now;
+  if (!draining_ || !on_drained_ || !live_.empty()) return;
+  drain_timer_.cancel();
+  flush();
+  auto done = std::move(on_drained_);
+  on_drained_ = nullptr;
+  done();
+}
+
+void SchedulerLoop::end_drain_now(Time now) {
+  if (scheduler_->live_requests() > 0) {
+    scheduler_->stop(now, Reason::kDriverStopped);
+    engines_->abandon_all();
+  }
+  apply_effects(now);
+  // Requests rejected while draining never reached the core; anything left is gone with it.
+  while (!live_.empty()) {
+    const auto it = live_.begin();
+    RequestRecord record;
+    record.id = RequestId(it->first);
+    record.outcome = Outcome::kCancelled;
+    record.reason = Reason::kDriverStopped;
+    record.arrival = it->second.arrival;
+    record.finished = now;
+    finish(record, now);
+  }
+  check_drained(now);
+}
+
+int SchedulerLoop::retry_after_s(ModelId model, Reason reason, Time now) const {
+  if (!retry_elsewhere(reason) && reason != Reason::kDriverStopped) return 1;
+  if (reason == Reason::kRateLimited) return 1;
+  if (reason == Reason::kDraining || reason == Reason::kDriverStopped) {
+    if (drain_deadline_ == Time::max()) return 1;
+    return std::clamp(static_cast<int>(std::ceil(to_seconds(drain_deadline_ - now))), 1, 600);
+  }
+  // The predicted wait for this model: by then the queue ahead has cleared.
+  const LoadReport load = compute_load_report(scheduler_->state(), now);
+  const double wait_s = load.models[model.value()].predicted_wait_ms / 1000.0;
+  return std::clamp(static_cast<int>(std::ceil(wait_s)), 1, 60);
+}
+
+std::string SchedulerLoop::render_query(LoopQuery query, Time now) const {
+  switch (query) {
+    case LoopQuery::kHealth:
+      return nlohmann::json{
+          {"status", "ok"}, {"live_requests", scheduler_->live_requests()}, {"draining", draining_}}
+          .dump();
+    case LoopQuery::kMetrics:
+      return metrics_.render(compute_load_report(scheduler_->state(), now), http_, counters_,
+                             draining_, scheduler_->state().gang.phases_started);
+    case LoopQuery::kLoad: {
+      nlohmann::json report = to_json(compute_load_report(scheduler_->state(), now));
+      report["draining"] = draining_;
+      return report.dump();
+    }
+  }
+  return "";
+}
+
+}  // namespace gangway

@@ -1,0 +1,127 @@
+// The real-time driver of the scheduler core: the server's counterpart of the simulator.
+//
+// One thread owns the Scheduler, the emulated GPUs (EngineBackend), the wake-up timer and the
+// request table, and runs them on its own io_context; nothing else touches them, so the core
+// needs no lock. Network threads reach it only by posting work (submit, cancel, queries), and it
+// answers only by posting batches of StreamEvents to each network thread's io_context: network
+// I/O never runs on, or waits for, this thread, and this thread never waits for the network.
+//
+// What it does is what Simulator does in virtual time, against the steady clock instead:
+// every event is stamped with WallClock::now(); each launch the core asks for starts an emulated
+// iteration; a finished iteration streams one token for every batch entry that emits one, then
+// reports the entries that reached their emulated output length as ended; finished records go
+// to the metrics and to their connections; a timer is armed for next_wakeup().
+//
+// Draining (SIGTERM): new requests are rejected with Reason::kDraining; when no request is left,
+// or the grace period is over (the core then stops the rest with kDriverStopped), `on_drained`
+// runs on the loop's thread.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <functional>
+#include <memory>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "config/scenario.h"
+#include "config/server_config.h"
+#include "engine/emulated_gpus.h"
+#include "engine/wall_clock.h"
+#include "sched/scheduler.h"
+#include "server/emulated_output_length.h"
+#include "server/server_metrics.h"
+#include "server/stream_event.h"
+
+namespace gangway {
+
+// A validated request on its way to the scheduler (the spec's id and arrival are set there).
+struct Submission {
+  std::shared_ptr<StreamSink> sink;
+  RequestSpec spec;
+  bool ignore_eos = false;
+  std::optional<int32_t> min_tokens;
+  std::optional<Duration> relative_ttft_deadline;
+};
+
+enum class LoopQuery : uint8_t { kHealth, kMetrics, kLoad };
+
+class SchedulerLoop {
+ public:
+  // Delivers a batch of events on network thread `thread` (runs there).
+  using Deliver = std::function<void(std::vector<StreamEvent>& events)>;
+
+  // `network` are the network threads' io_contexts, indexed like StreamSink::network_thread.
+  SchedulerLoop(const Scenario& scenario, const ServerConfig& config, const WallClock& clock,
+                std::vector<boost::asio::io_context*> network, Deliver deliver,
+                const HttpCounters& http);
+  ~SchedulerLoop();
+
+  // Starts the loop's thread; stop() ends it (after stopping the core if still live).
+  void start();
+  void stop();
+
+  // Thread-safe: each posts to the loop's thread.
+  void submit(Submission submission);
+  void cancel(std::shared_ptr<StreamSink> sink);
+  void query(LoopQuery query, std::shared_ptr<StreamSink> sink);
+  void begin_drain(Duration grace, std::function<void()> on_drained);
+  // Stops every live request now (a second SIGTERM) and then calls the drain callback.
+  void stop_requests();
+
+  boost::asio::io_context& io() { return io_; }
+
+ private:
+  struct LiveRequest {
+    std::shared_ptr<StreamSink> sink;
+    SequenceHandle handle = kNoSequence;
+    int32_t max_tokens = 0;
+    int32_t tokens_sent = 0;
+    Time arrival;
+    Time last_token;
+    std::optional<Time> planned_first_token;
+  };
+  // Runs `work` on the loop's thread with the busy-time bookkeeping around it.
+  template <typename Work>
+  void post(Work&& work);
+
+  void handle_submit(Submission& submission, Time now);
+  void handle_completion(const IterationCompletion& completion);
+  void apply_effects(Time now);
+  void finish(const RequestRecord& record, Time now);
+  void send(StreamEvent event);
+  void flush();
+  void arm_wakeup(Time now);
+  void check_drained(Time now);
+  void end_drain_now(Time now);
+  int retry_after_s(ModelId model, Reason reason, Time now) const;
+  std::string render_query(LoopQuery query, Time now) const;
+
+  const Scenario& scenario_;
+  const ServerConfig& config_;
+  const WallClock& clock_;
+  std::vector<boost::asio::io_context*> network_;
+  Deliver deliver_;
+  const HttpCounters& http_;
+
+  boost::asio::io_context io_;
+  std::thread thread_;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::unique_ptr<EmulatedGpus> engines_;
+  EmulatedOutputLength output_length_;
+  ServerMetrics metrics_;
+  LoopCounters counters_;
+  std::unordered_map<uint64_t, LiveRequest> live_;
+  uint64_t next_request_id_ = 1;
+  std::vector<std::vector<StreamEvent>> outbox_;  // per network thread
+  boost::asio::steady_timer wakeup_;
+  Time armed_wakeup_ = Time::max();
+  bool draining_ = false;
+  Time drain_deadline_ = Time::max();
+  boost::asio::steady_timer drain_timer_;
+  std::function<void()> on_drained_;
+  bool stopped_ = false;
+};
+
+}  // namespace gangway

@@ -1,0 +1,183 @@
+// Bad input, each answered with the right status and an OpenAI-style error body, and the server
+// still healthy afterwards: malformed JSON, wrong types, unknown model, empty prompt, max_tokens
+// out of range, a body over the limit, an unsupported content type, an unknown endpoint, a wrong
+// method, a header flood, malformed HTTP, and a client that sends half a request and stalls.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "server/server_harness_for_tests.h"
+
+namespace gangway {
+namespace {
+
+using nlohmann::json;
+using ::testing::HasSubstr;
+using testing::http_call;
+using testing::post_json;
+using testing::raw_exchange;
+using testing::RunningServer;
+
+class BadInputTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new RunningServer(); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static uint16_t port() { return server_->port(); }
+
+  // The reply is an OpenAI error object; then the server still answers.
+  static void expect_error(const testing::HttpReply& reply, int status, const std::string& code,
+                           const std::string& param = "") {
+    EXPECT_EQ(reply.status, status) << reply.body;
+    const json body = json::parse(reply.body, nullptr, false);
+    ASSERT_TRUE(body.is_object()) << reply.body;
+    ASSERT_TRUE(body["error"].is_object()) << reply.body;
+    EXPECT_TRUE(body["error"]["message"].is_string());
+    EXPECT_TRUE(body["error"]["type"].is_string());
+    EXPECT_EQ(body["error"]["code"], code) << reply.body;
+    if (!param.empty()) {
+      EXPECT_EQ(body["error"]["param"], param) << reply.body;
+    }
+    expect_healthy();
+  }
+  static void expect_healthy() {
+    EXPECT_EQ(http_call(port(), "GET", "/health").status, 200);
+    const auto reply =
+        post_json(port(), "/v1/completions", R"({"model":"small","prompt":"ok","max_tokens":1})");
+    EXPECT_EQ(reply.status, 200) << reply.body;
+  }
+  static RunningServer* server_;
+};
+RunningServer* BadInputTest::server_ = nullptr;
+
+TEST_F(BadInputTest, MalformedJsonIs400) {
+  expect_error(post_json(port(), "/v1/completions", R"({"model": "small", "prompt": )"), 400,
+               "invalid_json");
+  expect_error(post_json(port(), "/v1/completions", "[1,2,3]"), 400, "invalid_type");
+}
+
+TEST_F(BadInputTest, WrongTypesAre400NamingTheParameter) {
+  expect_error(post_json(port(), "/v1/completions", R"({"model":7,"prompt":"x"})"), 400,
+               "invalid_type", "model");
+  expect_error(post_json(port(), "/v1/completions", R"({"model":"small","prompt":{"a":1}})"), 400,
+               "invalid_type", "prompt");
+  expect_error(
+      post_json(port(), "/v1/completions", R"({"model":"small","prompt":"x","max_tokens":"9"})"),
+      400, "invalid_type", "max_tokens");
+  expect_error(
+      post_json(port(), "/v1/completions", R"({"model":"small","prompt":"x","max_tokens":2.5})"),
+      400, "invalid_type", "max_tokens");
+  expect_error(post_json(port(), "/v1/completions", R"({"model":"small","prompt":"x","stream":1})"),
+               400, "invalid_type", "stream");
+  expect_error(post_json(port(), "/v1/chat/completions", R"({"model":"small","messages":"hi"})"),
+               400, "invalid_type", "messages");
+  expect_error(post_json(port(), "/v1/chat/completions",
+                         R"({"model":"small","messages":[{"role":"user","content":5}]})"),
+               400, "invalid_type", "messages[0].content");
+}
+
+TEST_F(BadInputTest, UnknownModelIs404) {
+  expect_error(post_json(port(), "/v1/completions", R"({"model":"gpt-9","prompt":"x"})"), 404,
+               "model_not_found", "model");
+}
+
+TEST_F(BadInputTest, MissingOrEmptyPromptIs400) {
+  expect_error(post_json(port(), "/v1/completions", R"({"model":"small","prompt":""})"), 400,
+               "invalid_value", "prompt");
+  expect_error(post_json(port(), "/v1/completions", R"({"model":"small"})"), 400,
+               "missing_required_parameter", "prompt");
+  expect_error(post_json(port(), "/v1/chat/completions", R"({"model":"small","messages":[]})"), 400,
+               "invalid_value", "messages");
+  expect_error(post_json(port(), "/v1/chat/completions",
+                         R"({"model":"small","messages":[{"role":"user","content":""}]})"),
+               400, "invalid_value", "messages");
+}
+
+TEST_F(BadInputTest, MaxTokensOutOfRangeIs400) {
+  expect_error(
+      post_json(port(), "/v1/completions", R"({"model":"small","prompt":"x","max_tokens":0})"), 400,
+      "invalid_value", "max_tokens");
+  expect_error(
+      post_json(port(), "/v1/completions", R"({"model":"small","prompt":"x","max_tokens":-3})"),
+      400, "invalid_value", "max_tokens");
+  // The test node's context is 4096 tokens.
+  expect_error(
+      post_json(port(), "/v1/completions", R"({"model":"small","prompt":"x","max_tokens":4096})"),
+      400, "context_length_exceeded", "max_tokens");
+  expect_error(post_json(port(), "/v1/completions",
+                         R"({"model":"small","prompt":"x","max_tokens":5,"min_tokens":6})"),
+               400, "invalid_value", "min_tokens");
+}
+
+TEST_F(BadInputTest, BodyOverTheLimitIs413) {
+  // The test server allows 64 KiB.
+  const std::string prompt(70 * 1024, 'a');
+  expect_error(
+      post_json(port(), "/v1/completions", R"({"model":"small","prompt":")" + prompt + R"("})"),
+      413, "body_too_large");
+}
+
+TEST_F(BadInputTest, UnsupportedContentTypeIs415) {
+  expect_error(http_call(port(), "POST", "/v1/completions", "model=small&prompt=x",
+                         {{"Content-Type", "application/x-www-form-urlencoded"}}),
+               415, "unsupported_media_type");
+}
+
+TEST_F(BadInputTest, UnknownEndpointIs404AndWrongMethodIs405) {
+  expect_error(http_call(port(), "GET", "/v1/embeddings"), 404, "unknown_url");
+  const auto reply = http_call(port(), "GET", "/v1/completions");
+  expect_error(reply, 405, "method_not_allowed");
+  EXPECT_EQ(reply.header("allow"), "POST");
+  expect_error(http_call(port(), "DELETE", "/v1/models"), 405, "method_not_allowed");
+}
+
+TEST_F(BadInputTest, HeaderFloodIs431) {
+  std::string request = "GET /health HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 2000; ++i) request += "X-Flood-" + std::to_string(i) + ": yes\r\n";
+  request += "\r\n";
+  const std::string answer = raw_exchange(port(), request);
+  EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 431 "));
+  EXPECT_THAT(answer, HasSubstr(R"("code":"header_too_large")"));
+  expect_healthy();
+}
+
+TEST_F(BadInputTest, MalformedHttpIs400) {
+  const std::string answer = raw_exchange(port(), "GARBAGE\r\n\r\n");
+  EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 400 "));
+  EXPECT_THAT(answer, HasSubstr(R"("code":"bad_http_request")"));
+  expect_healthy();
+}
+
+TEST_F(BadInputTest, HalfARequestThenAStallTimesOutWithoutAScheduleSlot) {
+  // Headers promise 100 bytes; 20 arrive; then nothing. The test server's read timeout is 0.5 s.
+  const std::string half =
+      "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+      "Content-Length: 100\r\n\r\n{\"model\":\"small\",\"p";
+  std::string answer;
+  std::thread stalled([&] { answer = raw_exchange(port(), half, 5); });
+  // While it stalls, the scheduler holds nothing for it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const json load = json::parse(http_call(port(), "GET", "/load").body);
+  EXPECT_EQ(load["live_requests"], 0);
+  stalled.join();
+  EXPECT_THAT(answer, ::testing::StartsWith("HTTP/1.1 408 "));
+  EXPECT_THAT(answer, HasSubstr(R"("code":"request_timeout")"));
+  const std::string metrics = http_call(port(), "GET", "/metrics").body;
+  EXPECT_GE(testing::metric_value(metrics, "gangway_read_timeouts_total"), 1);
+  expect_healthy();
+}
+
+TEST_F(BadInputTest, StreamOptionsWithoutStreamAndNAbove1Are400) {
+  expect_error(
+      post_json(port(), "/v1/completions",
+                R"({"model":"small","prompt":"x","stream_options":{"include_usage":true}})"),
+      400, "invalid_value", "stream_options");
+  expect_error(post_json(port(), "/v1/completions", R"({"model":"small","prompt":"x","n":2})"), 400,
+               "unsupported_value", "n");
+}
+
+}  // namespace
+}  // namespace gangway

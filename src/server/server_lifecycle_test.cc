@@ -1,0 +1,122 @@
+// What happens around a request rather than in it: a client that goes away mid-stream cancels
+// its request at once (and its KV is freed), a reader too slow for too long is cut off, and
+// SIGTERM's drain stops admitting, finishes what is in flight (or stops it when the grace period
+// is over) and ends run() with status 0.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "server/server_harness_for_tests.h"
+
+namespace gangway {
+namespace {
+
+using nlohmann::json;
+using testing::eventually;
+using ::testing::HasSubstr;
+using testing::http_call;
+using testing::metric_value;
+using testing::post_json;
+using testing::RunningServer;
+
+std::string streaming_request(int max_tokens) {
+  const std::string body = R"({"model":"small","prompt":"tell me a long story","max_tokens":)" +
+                           std::to_string(max_tokens) + R"(,"ignore_eos":true,"stream":true})";
+  return "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+         "Content-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+int64_t live_requests(uint16_t port) {
+  return json::parse(http_call(port, "GET", "/load").body)["live_requests"].get<int64_t>();
+}
+
+TEST(ServerLifecycleTest, ClientThatDisconnectsMidStreamCancelsItsRequestAtOnce) {
+  RunningServer server;
+  boost::asio::io_context io;
+  auto socket = testing::connect_to(io, server.port());
+  boost::asio::write(socket, boost::asio::buffer(streaming_request(3000)));  // ~6 s of tokens
+  char chunk[1024];
+  const size_t n = socket.read_some(boost::asio::buffer(chunk));
+  ASSERT_GT(n, 0u);
+  ASSERT_THAT(std::string(chunk, n), ::testing::StartsWith("HTTP/1.1 200"));
+  EXPECT_EQ(live_requests(server.port()), 1);
+  socket.close();
+  // One iteration (2 ms) is the longest the core may keep it; allow for a loaded machine.
+  EXPECT_TRUE(eventually([&] { return live_requests(server.port()) == 0; }, 2.0));
+  const std::string metrics = http_call(server.port(), "GET", "/metrics").body;
+  EXPECT_EQ(metric_value(metrics, "gangway_client_disconnects_total"), 1);
+  EXPECT_EQ(metric_value(metrics,
+                         "gangway_requests_finished_total{model=\"small\","
+                         "slo_class=\"interactive\",outcome=\"cancelled\","
+                         "reason=\"client_cancelled\"}"),
+            1);
+  EXPECT_EQ(metric_value(metrics, "gangway_kv_usage_ratio{model=\"small\"}"), 0);
+}
+
+TEST(ServerLifecycleTest, ReaderTooSlowIsCutOffAndItsRequestCancelled) {
+  RunningServer server;
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::socket socket(io);
+  socket.open(boost::asio::ip::tcp::v4());
+  socket.set_option(boost::asio::socket_base::receive_buffer_size(2048));
+  socket.connect({boost::asio::ip::make_address("127.0.0.1"), server.port()});
+  boost::asio::write(socket, boost::asio::buffer(streaming_request(4000)));
+  // Never read. The server's buffer (16 KiB in the test config) or its 1 s write stall limit
+  // runs out first.
+  EXPECT_TRUE(eventually(
+      [&] {
+        return metric_value(http_call(server.port(), "GET", "/metrics").body,
+                            "gangway_slow_readers_cut_total") >= 1;
+      },
+      8.0));
+  EXPECT_TRUE(eventually([&] { return live_requests(server.port()) == 0; }, 2.0));
+  EXPECT_EQ(post_json(server.port(), "/v1/completions",
+                      R"({"model":"small","prompt":"still fine","max_tokens":1})")
+                .status,
+            200);
+}
+
+TEST(ServerLifecycleTest, DrainFinishesRequestsInFlightRefusesNewOnesAndExitsZero) {
+  RunningServer server;
+  std::string streamed;
+  std::thread in_flight([&] {
+    streamed = testing::raw_exchange(server.port(), streaming_request(300), 10);  // ~0.6 s
+  });
+  ASSERT_TRUE(eventually([&] { return live_requests(server.port()) == 1; }, 2.0));
+  server.server().begin_drain();
+  EXPECT_TRUE(eventually([&] { return http_call(server.port(), "GET", "/ready").status == 503; }));
+  const auto refused =
+      post_json(server.port(), "/v1/completions", R"({"model":"small","prompt":"x"})");
+  EXPECT_EQ(refused.status, 503);
+  EXPECT_EQ(json::parse(refused.body)["error"]["code"], "draining");
+  EXPECT_EQ(json::parse(refused.body)["error"]["type"], "overloaded_error");
+  EXPECT_FALSE(refused.header("retry-after").empty());
+  in_flight.join();
+  EXPECT_THAT(streamed, ::testing::StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(streamed, HasSubstr("\"finish_reason\":\"length\""));
+  EXPECT_THAT(streamed, HasSubstr("data: [DONE]"));
+  EXPECT_EQ(server.wait(), 0);
+}
+
+TEST(ServerLifecycleTest, DrainGraceOverStopsWhatIsLeftAndStillExitsZero) {
+  std::string yaml = testing::kTestScenario;
+  yaml.replace(yaml.find("drain_grace_s: 5"), 16, "drain_grace_s: 0.3");
+  RunningServer server(yaml);
+  std::string streamed;
+  std::thread in_flight([&] {
+    streamed = testing::raw_exchange(server.port(), streaming_request(3000), 10);  // ~6 s
+  });
+  ASSERT_TRUE(eventually([&] { return live_requests(server.port()) == 1; }, 2.0));
+  const auto start = std::chrono::steady_clock::now();
+  server.server().begin_drain();
+  EXPECT_EQ(server.wait(), 0);
+  in_flight.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
+  EXPECT_THAT(streamed, HasSubstr(R"("code":"driver_stopped")"));
+  EXPECT_THAT(streamed, HasSubstr("data: [DONE]"));
+}
+
+}  // namespace
+}  // namespace gangway
