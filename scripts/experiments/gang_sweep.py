@@ -4,16 +4,23 @@ model's share of the offered load goes from 0 to 100 % and the total load from 5
 the node's capacity (capacities from docs/capacity.md). Request shapes and SLO classes are those
 of examples/peak-mixed.yaml.
 
-    make release
-    /usr/bin/python3 scripts/experiments/gang_sweep.py [--quick]
+Two more parts on the same binary: backfill (easy-backfill, gangway-exclusive) with the
+output-length predictor against an oracle that reads the true lengths
+(scheduler.oracle_output_lengths), and a replay of the Azure conversation trace mapped to both
+tiers (examples/azure-conv-replay.yaml) at rate scales around the node's capacity.
 
-Writes docs/results/gang-sweep.md (tables) and docs/results/gang-sweep-*.png (plots).
+    make release     # or any Release build; GANGWAY=/path/to/gangway picks the binary
+    /usr/bin/python3 scripts/experiments/gang_sweep.py [--quick] [--only sweep|oracle|azure]
+
+Writes docs/results/gang-sweep.{md,json} and gang-sweep-goodput.png, gang-oracle.{md,json},
+gang-azure.{md,json}.
 """
 
 import argparse
 import json
 import os
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gangway_experiments as gx  # noqa: E402
@@ -46,48 +53,162 @@ def summarize(run):
     def q(stats, group, key):
         return stats.get(group, {}).get(key) if stats and stats.get("arrived") else None
 
+    prediction = run.get("prediction", {})
+    accuracy = prediction.get("models", {})
+    backfill = prediction.get("backfill", {})
     return {
         "goodput": run["total"]["goodput_rps"],
+        "sm_goodput": small.get("goodput_rps") if small.get("arrived") else None,
+        "lm_goodput": large.get("goodput_rps") if large.get("arrived") else None,
         "slo": run["total"]["slo_attainment"],
         "sm_slo": small.get("slo_attainment") if small.get("arrived") else None,
         "lm_slo": large.get("slo_attainment") if large.get("arrived") else None,
         "lm_queue_p50": q(large, "queue_ms", "p50"),
         "lm_queue_p99": q(large, "queue_ms", "p99"),
         "lm_queue_max": q(large, "queue_ms", "max"),
+        "sm_queue_max": q(small, "queue_ms", "max"),
         "sm_ttft_p99": q(small, "ttft_ms", "p99"),
         "utilization": node["gpu_utilization"],
         "barrier": node["gang_barrier_fraction"],
         "idle_waiting": node["idle_while_waiting_fraction"],
-        "interactive_ttft_ok": None,
+        "sm_pred_mae_tokens": accuracy.get("llama-3-8b", {}).get("mean_abs_error_tokens"),
+        "sm_pred_rel_error": accuracy.get("llama-3-8b", {}).get("relative_error"),
+        "sm_pred_mae_s": accuracy.get("llama-3-8b", {}).get("mean_abs_error_s"),
+        "lm_pred_mae_tokens": accuracy.get("llama-3-70b", {}).get("mean_abs_error_tokens"),
+        "lm_pred_rel_error": accuracy.get("llama-3-70b", {}).get("relative_error"),
+        "lm_pred_mae_s": accuracy.get("llama-3-70b", {}).get("mean_abs_error_s"),
+        "reservations": backfill.get("reservations"),
+        "overruns": backfill.get("overruns"),
+        "overrun_fraction": backfill.get("overrun_fraction"),
+        "mean_overrun_ms": backfill.get("mean_overrun_ms"),
+        "max_overrun_ms": backfill.get("max_overrun_ms"),
+        "mean_early_ms": backfill.get("mean_early_ms"),
+        "wall_s": run["sim"]["wall_s"],
     }
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="fewer points, shorter windows")
-    args = parser.parse_args()
-    base = gx.load_scenario("examples/peak-mixed.yaml")
-    if args.quick:
-        base["warmup_s"], base["duration_s"], base["drain_s"] = 5, 35, 30
-        loads, shares = [0.85, 1.0], [0.0, 0.25, 0.5, 0.75, 1.0]
-    else:
-        base["warmup_s"], base["duration_s"], base["drain_s"] = 5, 65, 60
-        loads, shares = [0.5, 0.7, 0.85, 1.0, 1.1], [0.0, 0.25, 0.5, 0.75, 1.0]
+def policy_name(run):
+    return run["policy"] if run["policy"] != "gangway" else "gangway-" + run["mode"]
+
+
+def run_sweep(base, loads, shares):
     results = []
     for load in loads:
         for share in shares:
             document = gx.simulate(mix_scenario(base, load, share), POLICIES)
             for run in document["runs"]:
-                name = run["policy"] if run["policy"] != "gangway" else "gangway-" + run["mode"]
-                row = {"load": load, "large_share": share, "policy": name}
+                row = {"load": load, "large_share": share, "policy": policy_name(run)}
                 row.update(summarize(run))
                 results.append(row)
                 print(json.dumps(row), flush=True)
+    return results
+
+
+ORACLE_POLICIES = ["easy-backfill", "gangway-exclusive"]
+
+
+def run_oracle(base, points):
+    """Backfill with the predictor against backfill with perfect knowledge of output lengths
+    (scheduler.oracle_output_lengths), same arrivals."""
+    results = []
+    for load, share in points:
+        for oracle in (False, True):
+            scenario = mix_scenario(base, load, share)
+            scenario.setdefault("scheduler", {})["oracle_output_lengths"] = oracle
+            document = gx.simulate(scenario, ORACLE_POLICIES)
+            for run in document["runs"]:
+                row = {"load": load, "large_share": share, "policy": policy_name(run),
+                       "lengths": "oracle" if oracle else "predicted"}
+                row.update(summarize(run))
+                results.append(row)
+                print(json.dumps(row), flush=True)
+    return results
+
+
+AZURE_TRACE = "data/traces/AzureLLMInferenceTrace_conv.csv"
+
+
+def azure_scenario(base, rate_scale, window_s, warmup_s):
+    """examples/azure-conv-replay.yaml's mapping (one row in ten with a prompt of >= 1,000
+    tokens to the large model, the rest to the small one), with the trace compressed by
+    `rate_scale` and replayed for `window_s` simulated seconds."""
+    scenario = dict(base)
+    scenario["warmup_s"] = warmup_s
+    scenario["duration_s"] = window_s
+    trace = dict(scenario["workload"]["trace"])
+    trace["path"] = AZURE_TRACE  # relative to the repository root (where the copy is written)
+    trace["rate_scale"] = rate_scale
+    trace["start_s"] = 0
+    trace["end_s"] = window_s * rate_scale
+    scenario["workload"] = {"trace": trace}
+    return scenario
+
+
+def run_azure(base, scales, window_s, warmup_s, drain_s):
+    results = []
+    for scale in scales:
+        scenario = azure_scenario(base, scale, window_s, warmup_s)
+        scenario["drain_s"] = drain_s
+        document = gx.simulate(scenario, POLICIES)
+        for run in document["runs"]:
+            row = {"rate_scale": scale, "policy": policy_name(run),
+                   "offered_rps": run["total"]["arrived"] / run["sim"]["measured_s"],
+                   "lm_offered_rps": run["models"]["llama-3-70b"]["arrived"]
+                   / run["sim"]["measured_s"]}
+            row.update(summarize(run))
+            results.append(row)
+            print(json.dumps(row), flush=True)
+    return results
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer points, shorter windows")
+    parser.add_argument("--only", choices=["sweep", "oracle", "azure"], action="append",
+                        help="run only these parts (repeatable; default: all three)")
+    args = parser.parse_args()
+    parts = args.only or ["sweep", "oracle", "azure"]
+    base = gx.load_scenario("examples/peak-mixed.yaml")
+    azure_base = gx.load_scenario("examples/azure-conv-replay.yaml")
+    if args.quick:
+        base["warmup_s"], base["duration_s"], base["drain_s"] = 3, 13, 20
+        loads, shares = [0.85, 1.0], [0.0, 0.5, 1.0]
+        oracle_points = [(0.85, 0.25)]
+        azure_scales, azure_window, azure_warmup = [100], 16, 4
+    else:
+        base["warmup_s"], base["duration_s"], base["drain_s"] = 5, 65, 60
+        loads, shares = [0.5, 0.7, 0.85, 1.0, 1.1], [0.0, 0.25, 0.5, 0.75, 1.0]
+        oracle_points = [(load, share) for load in [0.7, 0.85, 1.0] for share in [0.25, 0.5, 0.75]]
+        # The trace's mean rate is 5.5 req/s; the node saturates between scale 24 and 40
+        # (about 120-200 req/s of these long conversation requests).
+        azure_scales, azure_window, azure_warmup = [8, 16, 24, 32, 40], 120, 10
     out_dir = os.path.join(gx.ROOT, "docs", "results")
     os.makedirs(out_dir, exist_ok=True)
-    with open(os.path.join(out_dir, "gang-sweep.json"), "w") as f:
-        json.dump(results, f, indent=1)
-    write_report(results, loads, shares, out_dir)
+    settings = {"peak_warmup_s": base["warmup_s"], "peak_duration_s": base["duration_s"],
+                "peak_drain_s": base["drain_s"], "seed": base["seed"],
+                "azure_window_s": azure_window, "azure_warmup_s": azure_warmup,
+                "azure_seed": azure_base["seed"]}
+    if "sweep" in parts:
+        started = time.time()
+        results = run_sweep(base, loads, shares)
+        settings["sweep_wall_s"] = time.time() - started
+        with open(os.path.join(out_dir, "gang-sweep.json"), "w") as f:
+            json.dump(results, f, indent=1)
+        write_report(results, loads, shares, out_dir, settings)
+    if "oracle" in parts:
+        started = time.time()
+        oracle = run_oracle(base, oracle_points)
+        settings["oracle_wall_s"] = time.time() - started
+        with open(os.path.join(out_dir, "gang-oracle.json"), "w") as f:
+            json.dump(oracle, f, indent=1)
+        write_oracle_report(oracle, out_dir, settings)
+    if "azure" in parts:
+        started = time.time()
+        azure = run_azure(azure_base, azure_scales, azure_window, azure_warmup, 60)
+        settings["azure_wall_s"] = time.time() - started
+        with open(os.path.join(out_dir, "gang-azure.json"), "w") as f:
+            json.dump(azure, f, indent=1)
+        write_azure_report(azure, azure_scales, out_dir, settings)
 
 
 def fmt(value, digits=1, percent=False):
@@ -96,12 +217,24 @@ def fmt(value, digits=1, percent=False):
     return f"{100 * value:.{digits}f}%" if percent else f"{value:.{digits}f}"
 
 
-def write_report(results, loads, shares, out_dir):
+def row_for(results, policy, **where):
+    return next(r for r in results if r["policy"] == policy
+                and all(r[k] == v for k, v in where.items()))
+
+
+BASELINES = ["fcfs", "sm-first", "lm-first", "time-slice", "easy-backfill"]
+
+
+def write_report(results, loads, shares, out_dir, settings):
     lines = ["# Gang-scheduling sweep", "",
              "Generated by `scripts/experiments/gang_sweep.py`; do not edit by hand. Every policy "
-             "runs on the same arrivals (seed 42) for each point. Load is a fraction of capacity "
+             f"runs on the same arrivals (seed {settings['seed']}) for each point: "
+             f"{settings['peak_duration_s'] - settings['peak_warmup_s']} s measured after a "
+             f"{settings['peak_warmup_s']} s warm-up, then up to {settings['peak_drain_s']} s of "
+             "drain. Load is a fraction of capacity "
              f"(SM {SMALL_CAPACITY:.0f} req/s, LM {LARGE_CAPACITY:.0f} req/s alone; "
-             "docs/capacity.md); LM share is the large model's part of that load.", ""]
+             "docs/capacity.md); LM share is the large model's part of that load. "
+             f"This part took {settings['sweep_wall_s']:.0f} s of wall time.", ""]
     best = {}
     for load in loads:
         for share in shares:
@@ -115,14 +248,59 @@ def write_report(results, loads, shares, out_dir):
         for share in shares:
             cells = [f"{load:.2f}", f"{share:.2f}"]
             for policy in POLICIES:
-                r = next(r for r in results if r["load"] == load and r["large_share"] == share
-                         and r["policy"] == policy)
+                r = row_for(results, policy, load=load, large_share=share)
                 text = fmt(r["goodput"])
                 cells.append(f"**{text}**" if best[(load, share)] == policy else text)
             table.append(cells)
     lines += [gx.markdown_table(header, table), ""]
+
+    lines += ["## gangway against the best baseline at each point", "",
+              "Margin = gangway's goodput / the best baseline's - 1 (positive: gangway ahead). "
+              "`gangway-exclusive` is also compared with the best exclusive-mode baseline that "
+              "serves both tiers (`fcfs`, `lm-first`, `easy-backfill`).", ""]
+    table = []
+    wins = 0
+    for load in loads:
+        for share in shares:
+            lease = row_for(results, "gangway-lease", load=load, large_share=share)
+            excl = row_for(results, "gangway-exclusive", load=load, large_share=share)
+            base = max((row_for(results, p, load=load, large_share=share) for p in BASELINES),
+                       key=lambda r: r["goodput"])
+            ex_base = max((row_for(results, p, load=load, large_share=share)
+                           for p in ["fcfs", "lm-first", "easy-backfill"]),
+                          key=lambda r: r["goodput"])
+            margin = lease["goodput"] / base["goodput"] - 1 if base["goodput"] > 0 else None
+            ex_margin = (excl["goodput"] / ex_base["goodput"] - 1
+                         if ex_base["goodput"] > 0 else None)
+            wins += 1 if lease["goodput"] >= base["goodput"] else 0
+            table.append([f"{load:.2f}", f"{share:.2f}", fmt(lease["goodput"]),
+                          f"{base['policy']} {fmt(base['goodput'])}",
+                          fmt(margin, 1, True), fmt(excl["goodput"]),
+                          f"{ex_base['policy']} {fmt(ex_base['goodput'])}",
+                          fmt(ex_margin, 1, True)])
+    lines += [gx.markdown_table(["load", "LM share", "gangway-lease", "best baseline",
+                                 "margin", "gangway-exclusive", "best exclusive baseline",
+                                 "margin"], table), "",
+              f"`gangway-lease` has the highest goodput (or ties) at {wins} of "
+              f"{len(loads) * len(shares)} points.", ""]
+
+    lines += ["## Starvation: longest queueing delay of each tier (ms)", "",
+              "The worst wait of any measured request; `-` where the tier had no traffic.", ""]
+    table = []
+    for load in loads:
+        for share in shares:
+            cells = [f"{load:.2f}", f"{share:.2f}"]
+            for policy in POLICIES:
+                r = row_for(results, policy, load=load, large_share=share)
+                cells.append(f"{fmt(r['lm_queue_max'], 0)} / {fmt(r['sm_queue_max'], 0)}")
+            table.append(cells)
+    lines += ["LM max / SM max:", "", gx.markdown_table(header, table), ""]
+
     for metric, title, percent in [
             ("slo", "SLO attainment (all requests)", True),
+            ("sm_goodput", "SM goodput (req/s)", False),
+            ("lm_goodput", "LM goodput (req/s)", False),
+            ("lm_queue_p50", "LM queueing delay p50 (ms)", False),
             ("lm_queue_p99", "LM queueing delay p99 (ms)", False),
             ("lm_queue_max", "LM queueing delay max (ms)", False),
             ("sm_ttft_p99", "SM TTFT p99 (ms)", False),
@@ -135,14 +313,112 @@ def write_report(results, loads, shares, out_dir):
             for share in shares:
                 cells = [f"{load:.2f}", f"{share:.2f}"]
                 for policy in POLICIES:
-                    r = next(r for r in results if r["load"] == load and r["large_share"] == share
-                             and r["policy"] == policy)
+                    r = row_for(results, policy, load=load, large_share=share)
                     cells.append(fmt(r[metric], 1 if not percent else 2, percent))
                 table.append(cells)
         lines += [gx.markdown_table(header, table), ""]
+    lines += ["## Gang barrier plus idle-while-waiting (target: under 3 % at load 0.85)", ""]
+    table = []
+    for load in loads:
+        for share in shares:
+            cells = [f"{load:.2f}", f"{share:.2f}"]
+            for policy in POLICIES:
+                r = row_for(results, policy, load=load, large_share=share)
+                cells.append(fmt(r["barrier"] + r["idle_waiting"], 2, True))
+            table.append(cells)
+    lines += [gx.markdown_table(header, table), ""]
     with open(os.path.join(out_dir, "gang-sweep.md"), "w") as f:
         f.write("\n".join(lines))
     plot(results, loads, shares, out_dir)
+
+
+def write_oracle_report(results, out_dir, settings):
+    lines = ["# Backfill with the output-length predictor against perfect knowledge", "",
+             "Generated by `scripts/experiments/gang_sweep.py`; do not edit by hand. The same "
+             "arrivals (examples/peak-mixed.yaml shapes, seed "
+             f"{settings['seed']}, {settings['peak_duration_s'] - settings['peak_warmup_s']} s "
+             "measured) run with output lengths predicted online and with "
+             "`scheduler.oracle_output_lengths: true` (the predictor reads the true lengths). "
+             "Overruns: gang phases that started after the reservation (the shadow time "
+             "predicted when the gang was wanted); early: how much sooner than reserved the "
+             f"others started. This part took {settings['oracle_wall_s']:.0f} s.", ""]
+    header = ["load", "LM share", "policy", "lengths", "goodput", "SM goodput", "LM goodput",
+              "LM queue p50 ms", "LM queue p99 ms", "reservations", "overruns",
+              "mean overrun ms", "mean early ms", "SM pred. MAE tokens", "SM pred. MAE s"]
+    table = []
+    for r in results:
+        table.append([f"{r['load']:.2f}", f"{r['large_share']:.2f}", r["policy"], r["lengths"],
+                      fmt(r["goodput"]), fmt(r["sm_goodput"]), fmt(r["lm_goodput"]),
+                      fmt(r["lm_queue_p50"]), fmt(r["lm_queue_p99"]), r["reservations"],
+                      f"{r['overruns']} ({fmt(r['overrun_fraction'], 0, True)})",
+                      fmt(r["mean_overrun_ms"]), fmt(r["mean_early_ms"]),
+                      fmt(r["sm_pred_mae_tokens"]), fmt(r["sm_pred_mae_s"], 3)])
+    lines += [gx.markdown_table(header, table), "", "## Margin of the predictor", "",
+              "Goodput with the predictor / goodput with the oracle - 1, and the change in LM "
+              "queueing p99.", ""]
+    table = []
+    for r in results:
+        if r["lengths"] != "predicted":
+            continue
+        o = next(x for x in results if x["lengths"] == "oracle" and x["policy"] == r["policy"]
+                 and x["load"] == r["load"] and x["large_share"] == r["large_share"])
+        table.append([f"{r['load']:.2f}", f"{r['large_share']:.2f}", r["policy"],
+                      fmt(r["goodput"] / o["goodput"] - 1 if o["goodput"] else None, 1, True),
+                      fmt(r["sm_goodput"] / o["sm_goodput"] - 1 if o["sm_goodput"] else None,
+                          1, True),
+                      f"{fmt(r['lm_queue_p99'])} vs {fmt(o['lm_queue_p99'])}"])
+    lines += [gx.markdown_table(["load", "LM share", "policy", "goodput margin",
+                                 "SM goodput margin", "LM queue p99 ms (pred. vs oracle)"],
+                                table), ""]
+    with open(os.path.join(out_dir, "gang-oracle.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+def write_azure_report(results, scales, out_dir, settings):
+    lines = ["# Azure conversation trace replay", "",
+             "Generated by `scripts/experiments/gang_sweep.py`; do not edit by hand. "
+             "`data/traces/AzureLLMInferenceTrace_conv.csv` mapped as in "
+             "examples/azure-conv-replay.yaml (one row in ten with a prompt of at least 1,000 "
+             "tokens to llama-3-70b, class standard; every other row to llama-3-8b, class "
+             "interactive), its timestamps compressed by `rate_scale`, replayed for "
+             f"{settings['azure_window_s']} simulated s (the first {settings['azure_warmup_s']} s "
+             "not measured), every policy on the same rows (mapping seed "
+             f"{settings['azure_seed']}). This part took {settings['azure_wall_s']:.0f} s.", ""]
+    header = ["rate scale", "offered req/s (LM)"] + POLICIES
+    for metric, title, percent, digits in [
+            ("goodput", "Goodput (req/s)", False, 1),
+            ("slo", "SLO attainment", True, 1),
+            ("lm_queue_p99", "LM queueing delay p99 (ms)", False, 0),
+            ("lm_queue_max", "LM queueing delay max (ms)", False, 0),
+            ("sm_ttft_p99", "SM TTFT p99 (ms)", False, 0),
+            ("utilization", "GPU utilisation", True, 1)]:
+        lines += [f"## {title}", ""]
+        table = []
+        for scale in scales:
+            first = next(r for r in results if r["rate_scale"] == scale)
+            cells = [str(scale), f"{first['offered_rps']:.0f} ({first['lm_offered_rps']:.1f})"]
+            for policy in POLICIES:
+                r = row_for(results, policy, rate_scale=scale)
+                cells.append(fmt(r[metric], digits, percent))
+            table.append(cells)
+        lines += [gx.markdown_table(header, table), ""]
+    lines += ["## Output-length predictor on the trace", "",
+              "Mean absolute error of the predicted output length (tokens, and relative to the "
+              "mean length) and of the predicted remaining time (s) at first scheduling, per "
+              "model, over the completed requests of each run.", ""]
+    table = []
+    for scale in scales:
+        for policy in ["gangway-lease", "gangway-exclusive", "easy-backfill"]:
+            r = row_for(results, policy, rate_scale=scale)
+            table.append([str(scale), policy, fmt(r["sm_pred_mae_tokens"]),
+                          fmt(r["sm_pred_rel_error"], 0, True), fmt(r["sm_pred_mae_s"], 3),
+                          fmt(r["lm_pred_mae_tokens"]), fmt(r["lm_pred_rel_error"], 0, True),
+                          fmt(r["lm_pred_mae_s"], 3)])
+    lines += [gx.markdown_table(["rate scale", "policy", "SM MAE tokens", "SM relative",
+                                 "SM MAE s", "LM MAE tokens", "LM relative", "LM MAE s"],
+                                table), ""]
+    with open(os.path.join(out_dir, "gang-azure.md"), "w") as f:
+        f.write("\n".join(lines))
 
 
 def plot(results, loads, shares, out_dir):

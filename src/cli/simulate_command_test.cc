@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace gangway {
 namespace {
@@ -118,6 +122,66 @@ TEST(SimulateCommand, SeveralPoliciesSeeTheSameArrivals) {
   }
 }
 
+// runs[].prediction: the output-length predictor's error per model, and how exclusive-mode
+// backfill reservations held; with scheduler.oracle_output_lengths the predictor reads the true
+// lengths, so its token error is (nearly) zero.
+TEST(SimulateCommand, JsonReportsPredictionAccuracyAndTheOracle) {
+  SimulateOptions options = short_peak(5);
+  options.duration_s = 10;
+  options.drain_s = 10;
+  options.policies = {"easy-backfill", "gangway-exclusive", "gangway"};
+  const CommandRun predicted = simulate(options);
+  ASSERT_EQ(predicted.status, 0) << predicted.err;
+  const nlohmann::json document = nlohmann::json::parse(predicted.out);
+  for (const auto& run : document["runs"]) {
+    const nlohmann::json& prediction = run["prediction"];
+    EXPECT_FALSE(prediction["oracle"].get<bool>());
+    for (const char* model : {"llama-3-8b", "llama-3-70b"}) {
+      const nlohmann::json& accuracy = prediction["models"][model];
+      for (const char* key : {"samples", "mean_actual_tokens", "mean_abs_error_tokens",
+                              "relative_error", "mean_abs_error_s"}) {
+        EXPECT_TRUE(accuracy.contains(key)) << model << "." << key;
+      }
+      EXPECT_GT(accuracy["samples"].get<int64_t>(), 0) << model;
+      EXPECT_GT(accuracy["mean_abs_error_tokens"].get<double>(), 0) << model;
+    }
+    for (const char* key : {"reservations", "overruns", "overrun_fraction", "mean_overrun_ms",
+                            "max_overrun_ms", "mean_early_ms"}) {
+      EXPECT_TRUE(prediction["backfill"].contains(key)) << key;
+    }
+  }
+  // Exclusive-mode policies reserve; lease mode has no reservation.
+  EXPECT_GT(document["runs"][0]["prediction"]["backfill"]["reservations"].get<int64_t>(), 0);
+  EXPECT_GT(document["runs"][1]["prediction"]["backfill"]["reservations"].get<int64_t>(), 0);
+  EXPECT_EQ(document["runs"][2]["prediction"]["backfill"]["reservations"].get<int64_t>(), 0);
+
+  // The same scenario with the oracle: the predictor reads the true lengths.
+  std::ifstream in(kPeak);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string oracle_path =
+      (std::filesystem::temp_directory_path() / "gangway-oracle-peak.yaml").string();
+  {
+    std::ofstream out(oracle_path);
+    out << text.str() << "scheduler: {oracle_output_lengths: true}\n";
+  }
+  options.scenario_path = oracle_path;
+  const CommandRun oracle = simulate(options);
+  std::filesystem::remove(oracle_path);
+  ASSERT_EQ(oracle.status, 0) << oracle.err;
+  const nlohmann::json oracle_document = nlohmann::json::parse(oracle.out);
+  for (const auto& run : oracle_document["runs"]) {
+    EXPECT_TRUE(run["prediction"]["oracle"].get<bool>());
+    for (const char* model : {"llama-3-8b", "llama-3-70b"}) {
+      const nlohmann::json& accuracy = run["prediction"]["models"][model];
+      EXPECT_GT(accuracy["samples"].get<int64_t>(), 0) << model;
+      EXPECT_LT(accuracy["relative_error"].get<double>(), 0.01) << model;
+    }
+  }
+  // Same arrivals either way.
+  EXPECT_EQ(oracle_document["runs"][0]["sim"]["requests"], document["runs"][0]["sim"]["requests"]);
+}
+
 TEST(SimulateCommand, BadInputExitsWithTwoAndOneClearLine) {
   SimulateOptions missing;
   missing.scenario_path = "/nonexistent/scenario.yaml";
@@ -132,6 +196,30 @@ TEST(SimulateCommand, BadInputExitsWithTwoAndOneClearLine) {
   EXPECT_EQ(run.status, 2);
   EXPECT_NE(run.err.find("unknown policy 'round-robin'"), std::string::npos) << run.err;
   EXPECT_NE(run.err.find("gangway"), std::string::npos) << "lists the allowed names: " << run.err;
+
+  // Gang policy parameters out of range name their key (scenario policy section).
+  for (const auto& [policy, key] : std::vector<std::pair<std::string, std::string>>{
+           {"{name: gangway, large_weight: 0}", "policy.large_weight"},
+           {"{name: gangway, small_weight: -1}", "policy.small_weight"},
+           {"{name: gangway, lease_max_ms: 2, lease_min_ms: 1}", "policy.lease_max_ms"},
+           {"{name: gangway-exclusive, exclusive_phase_max_ms: 0}",
+            "policy.exclusive_phase_max_ms"}}) {
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "gangway-bad-policy.yaml").string();
+    {
+      std::ofstream out(path);
+      out << "models:\n  - {name: s, tier: small, shape: llama-3-8b}\n"
+             "  - {name: l, tier: large, shape: llama-3-70b}\npolicy: "
+          << policy
+          << "\nworkload:\n  streams:\n    - {name: c, model: s, arrival: {rate_per_s: 1}}\n";
+    }
+    SimulateOptions bad_gang;
+    bad_gang.scenario_path = path;
+    run = simulate(bad_gang);
+    std::filesystem::remove(path);
+    EXPECT_EQ(run.status, 2) << policy;
+    EXPECT_NE(run.err.find(key), std::string::npos) << run.err;
+  }
 
   SimulateOptions format_alone = short_peak(1);
   format_alone.trace_format = "azure";

@@ -78,6 +78,43 @@ nlohmann::json kv_json(const Scenario& scenario, const KvRunReport& kv) {
           {"steals", kv.stats.steals}};
 }
 
+// The output-length predictor's accuracy per model over the requests that completed (measured
+// when each was first scheduled; warm-up included), and how exclusive-mode backfill
+// reservations held (docs/cli.md lists the keys).
+nlohmann::json prediction_json(const Scenario& scenario, const PolicyRun& run) {
+  nlohmann::json models = nlohmann::json::object();
+  for (const ModelSpec& model : scenario.node.models) {
+    const size_t id = model.id.value();
+    const PredictionAccuracy accuracy =
+        id < run.prediction.size() ? run.prediction[id] : PredictionAccuracy{};
+    models[model.name] = {
+        {"samples", accuracy.samples},
+        {"mean_actual_tokens", accuracy.mean_actual_tokens()},
+        {"mean_abs_error_tokens", accuracy.mean_abs_error_tokens()},
+        {"relative_error", accuracy.actual_tokens_sum > 0
+                               ? accuracy.abs_error_tokens_sum / accuracy.actual_tokens_sum
+                               : 0.0},
+        {"mean_abs_error_s", accuracy.mean_abs_error_seconds()}};
+  }
+  const BackfillStats& backfill = run.backfill;
+  return {
+      {"oracle", run.oracle_output_lengths},
+      {"models", models},
+      {"backfill",
+       {{"reservations", backfill.reservations},
+        {"overruns", backfill.overruns},
+        {"overrun_fraction", backfill.reservations > 0
+                                 ? static_cast<double>(backfill.overruns) / backfill.reservations
+                                 : 0.0},
+        {"mean_overrun_ms",
+         backfill.overruns > 0 ? 1e3 * backfill.overrun_s_sum / backfill.overruns : 0.0},
+        {"max_overrun_ms", 1e3 * backfill.overrun_s_max},
+        {"mean_early_ms", backfill.reservations > backfill.overruns
+                              ? 1e3 * backfill.early_s_sum /
+                                    static_cast<double>(backfill.reservations - backfill.overruns)
+                              : 0.0}}}};
+}
+
 nlohmann::json run_json(const Scenario& scenario, const PolicyRun& run) {
   const SimulationResult& result = run.result;
   const double window_s = result.measured_s;
@@ -92,6 +129,7 @@ nlohmann::json run_json(const Scenario& scenario, const PolicyRun& run) {
           {"mode", run.mode},
           {"routing", run.routing},
           {"kv", kv_json(scenario, run.kv)},
+          {"prediction", prediction_json(scenario, run)},
           {"sim", sim},
           {"node", result.node_time.to_json()},
           {"classes", result.metrics.classes_json(window_s)},

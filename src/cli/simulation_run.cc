@@ -47,12 +47,19 @@ PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, const s
   const auto wall_start = std::chrono::steady_clock::now();
   SimulationResult result = simulator.run();
   const auto wall_end = std::chrono::steady_clock::now();
-  return PolicyRun{policy,
-                   mode,
-                   routing,
-                   std::move(result),
-                   kv_report(simulator.scheduler().state()),
-                   std::chrono::duration<double>(wall_end - wall_start).count()};
+  PolicyRun run{policy,
+                mode,
+                routing,
+                std::move(result),
+                kv_report(simulator.scheduler().state()),
+                std::chrono::duration<double>(wall_end - wall_start).count(),
+                {},
+                false,
+                {}};
+  run.prediction = simulator.scheduler().state().prediction_accuracy;
+  run.oracle_output_lengths = scheduler.oracle_predictor;
+  run.backfill = simulator.scheduler().policy().backfill_stats();
+  return run;
 }
 
 }  // namespace gangway

@@ -40,6 +40,11 @@ struct PolicyRun {
   SimulationResult result;
   KvRunReport kv;
   double wall_s = 0;
+  // The output-length predictor's accuracy per model (indexed by ModelId value), whether it read
+  // the true lengths (scheduler.oracle_output_lengths), and how backfill reservations held.
+  std::vector<PredictionAccuracy> prediction;
+  bool oracle_output_lengths = false;
+  BackfillStats backfill;
 };
 
 // Simulates `scenario` under `policy`, routing small-model requests by `routing` (a

@@ -75,7 +75,10 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& path) {
     check_scheduler_against_node(*v, scenario.scheduler, node);
   }
   check_memory_layout(node, scenario.scheduler, models);
-  if (const auto v = root.get("policy")) scenario.policy = read_policy(*v);
+  if (const auto v = root.get("policy")) {
+    scenario.policy = read_policy(*v);
+    check_policy_against_node(*v, scenario.policy, node);
+  }
 
   scenario.tenants = {"default"};
   if (const auto v = root.get("tenants")) scenario.tenants = read_tenants(*v);

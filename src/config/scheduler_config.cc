@@ -1,5 +1,6 @@
 #include "config/scheduler_config.h"
 
+#include "model/cost_model.h"
 #include "sched/policy_registry.h"
 #include "sched/router_registry.h"
 
@@ -41,11 +42,38 @@ void read_policy_parameters(const YamlMap& map, PolicySpec& spec) {
 }
 
 const std::vector<std::string>& scheduler_keys() {
-  static const std::vector<std::string> keys = {
-      "large_kv_fraction", "kv_admission_watermark",   "routing",
-      "kv_split",          "large_kv_fraction_min",    "large_kv_fraction_max",
-      "kv_rebalance_step", "kv_rebalance_interval_ms", "prefix_caching",
-      "host_prefix_cache", "lm_cache_aware_batching",  "preemption"};
+  static const std::vector<std::string> keys = {"large_kv_fraction",
+                                                "kv_admission_watermark",
+                                                "routing",
+                                                "kv_split",
+                                                "large_kv_fraction_min",
+                                                "large_kv_fraction_max",
+                                                "kv_rebalance_step",
+                                                "kv_rebalance_interval_ms",
+                                                "prefix_caching",
+                                                "host_prefix_cache",
+                                                "lm_cache_aware_batching",
+                                                "preemption",
+                                                "oracle_output_lengths"};
+  return keys;
+}
+
+const std::vector<std::string>& policy_keys() {
+  static const std::vector<std::string> keys = {"name",
+                                                "slice_period_ms",
+                                                "slice_large_share",
+                                                "mode",
+                                                "large_weight",
+                                                "small_weight",
+                                                "lease_min_ms",
+                                                "lease_max_ms",
+                                                "max_large_wait_ms",
+                                                "batching_delay_ms",
+                                                "urgency_margin_ms",
+                                                "conservative_backfill",
+                                                "overrun_grace_ms",
+                                                "exclusive_max_large_wait_ms",
+                                                "exclusive_phase_max_ms"};
   return keys;
 }
 
@@ -105,6 +133,9 @@ SchedulerOptions read_scheduler_options(const YamlValue& value) {
   if (const auto v = map.get("lm_cache_aware_batching")) {
     options.lm_cache_aware_batching = v->boolean();
   }
+  if (const auto v = map.get("oracle_output_lengths")) {
+    options.oracle_predictor = v->boolean();
+  }
   if (const auto v = map.get("preemption")) {
     const std::string mode = v->choice({"cost", "pause", "swap", "recompute"});
     options.preemption = mode == "pause"       ? PreemptionPolicy::kPause
@@ -126,16 +157,46 @@ void check_scheduler_against_node(const YamlValue& scheduler, const SchedulerOpt
   }
 }
 
+void check_policy_against_node(const YamlValue& policy, const PolicySpec& spec,
+                               const NodeSpec& node) {
+  // Only horizons the scenario writes are checked (the defaults hold several iterations).
+  const ModelSpec* large = node.large_model();
+  if (large == nullptr || !policy.is_map()) return;
+  const std::unique_ptr<CostModel> cost = make_cost_model(*large, node.hardware);
+  // The shortest iteration the gang can run: one decode step of one sequence (reading every
+  // weight shard once).
+  BatchShape step;
+  step.decode_seqs = 1;
+  step.decode_context_tokens = 1;
+  const Duration iteration = cost->iteration_time(step);
+  const YamlMap map = policy.map(policy_keys());
+  const auto check = [&](const char* key, Duration horizon, const std::string& what) {
+    const std::optional<YamlValue> written = map.get(key);
+    if (!written || horizon >= iteration) return;
+    written->fail("expected " + what + " to hold at least one large-model iteration (" +
+                  format_number(to_ms(iteration)) + " ms, one decode step of " + large->name +
+                  " on this node), got " + format_number(to_ms(horizon)) + " ms");
+  };
+  check("lease_max_ms", spec.lease_max, "the lease horizon");
+  check("lease_min_ms", spec.lease_min, "the shortest lease");
+  check("exclusive_phase_max_ms", spec.exclusive_phase_max, "an exclusive phase");
+  if (spec.name == "time-slice") {
+    check(map.has("slice_large_share") ? "slice_large_share" : "slice_period_ms",
+          std::chrono::duration_cast<Duration>(spec.slice_period * spec.slice_large_share),
+          "time-slice's large-model window (slice_period_ms x slice_large_share)");
+  }
+}
+
 PolicySpec read_policy(const YamlValue& value) {
   PolicySpec spec;
-  std::optional<YamlValue> name = value;
-  if (!value.is_scalar()) {
-    const YamlMap map =
-        value.map({"name", "slice_period_ms", "slice_large_share", "mode", "large_weight",
-                   "small_weight", "lease_min_ms", "lease_max_ms", "max_large_wait_ms",
-                   "batching_delay_ms", "urgency_margin_ms", "conservative_backfill",
-                   "overrun_grace_ms", "exclusive_max_large_wait_ms", "exclusive_phase_max_ms"});
-    name = map.get("name");
+  // Constructed, never assigned: assigning one YamlValue to another assigns the YAML nodes,
+  // which in yaml-cpp rewrites the policy section itself.
+  std::optional<YamlValue> name;
+  if (value.is_scalar()) {
+    name.emplace(value);
+  } else {
+    const YamlMap map = value.map(policy_keys());
+    if (const auto written = map.get("name")) name.emplace(*written);
     // Parameters are read whatever the policy, so that the scenario can be run under another
     // policy (--policy) with them; each policy reads the ones it documents.
     read_policy_parameters(map, spec);

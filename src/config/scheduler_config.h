@@ -18,5 +18,11 @@ void check_scheduler_against_node(const YamlValue& scheduler, const SchedulerOpt
 
 // `policy:` as a name ("fcfs") or a mapping {name, slice_period_ms, slice_large_share}.
 PolicySpec read_policy(const YamlValue& value);
+// Checks the policy's horizons against the node: a lease (lease_min_ms, lease_max_ms), an
+// exclusive phase (exclusive_phase_max_ms) and time-slice's large-model window must each hold at
+// least one large-model iteration (the shortest: one decode step, from the cost model). `policy`
+// is the section the spec was read from, for the error's location.
+void check_policy_against_node(const YamlValue& policy, const PolicySpec& spec,
+                               const NodeSpec& node);
 
 }  // namespace gangway

@@ -14,6 +14,7 @@
 //   next_wakeup(now)              when to be asked again if nothing else happens
 #pragma once
 
+#include <cstdint>
 #include <string_view>
 
 #include "core/time.h"
@@ -30,6 +31,31 @@ namespace gangway {
 //    once no small-model sequence is resident, and gives the GPUs back only once its own
 //    sequences have finished (the policy stops admitting to drain it).
 enum class ExecutionMode : uint8_t { kLease, kExclusive };
+
+// Exclusive-mode backfill, as a policy with a reservation saw it: how often the gang started
+// after the reservation (the shadow time predicted when the gang was wanted) because small work
+// ran longer than predicted, and by how much; and how much earlier it started where the drain
+// was shorter than predicted (backfill that could have run and did not).
+struct BackfillStats {
+  int64_t reservations = 0;  // gang phases that started with a reservation
+  int64_t overruns = 0;      // of those, phases that started after it
+  double overrun_s_sum = 0;  // total lateness of those phases, s
+  double overrun_s_max = 0;
+  double early_s_sum = 0;  // total time phases started before their reservation, s
+
+  // The gang was wanted with `reservation` and started at `start`.
+  void record(Time reservation, Time start) {
+    ++reservations;
+    const double late_s = to_seconds(start - reservation);
+    if (late_s > 0) {
+      ++overruns;
+      overrun_s_sum += late_s;
+      overrun_s_max = late_s > overrun_s_max ? late_s : overrun_s_max;
+    } else {
+      early_s_sum -= late_s;
+    }
+  }
+};
 
 const char* to_string(ExecutionMode mode);
 
@@ -101,6 +127,9 @@ class GangPolicy {
     (void)state;
     (void)now;
   }
+
+  // Exclusive-mode policies with a backfill reservation report how it held (zeros otherwise).
+  virtual BackfillStats backfill_stats() const { return {}; }
 };
 
 }  // namespace gangway

@@ -82,9 +82,12 @@ void validate_policy_spec(const PolicySpec& spec) {
   if (spec.max_large_wait <= Duration(0)) {
     throw InputError::at("", std::nullopt, "policy.max_large_wait_ms", "expected a value > 0");
   }
-  if (spec.exclusive_max_large_wait <= Duration(0) || spec.exclusive_phase_max <= Duration(0)) {
-    throw InputError::at("", std::nullopt, "policy",
-                         "exclusive_max_large_wait_ms and exclusive_phase_max_ms must be > 0");
+  if (spec.exclusive_max_large_wait <= Duration(0)) {
+    throw InputError::at("", std::nullopt, "policy.exclusive_max_large_wait_ms",
+                         "expected a value > 0");
+  }
+  if (spec.exclusive_phase_max <= Duration(0)) {
+    throw InputError::at("", std::nullopt, "policy.exclusive_phase_max_ms", "expected a value > 0");
   }
   if (spec.batching_delay < Duration(0) || spec.urgency_margin < Duration(0) ||
       spec.overrun_grace < Duration(0)) {

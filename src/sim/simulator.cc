@@ -38,6 +38,7 @@ Simulator::Simulator(const NodeSpec& node, SchedulerOptions scheduler_options,
     : node_(node),
       options_(options),
       source_(source),
+      oracle_output_lengths_(scheduler_options.oracle_predictor),
       scheduler_(std::make_unique<Scheduler>(node, scheduler_options, std::move(policy),
                                              std::move(router))),
       in_flight_(node.gpu_count + 1),
@@ -125,6 +126,10 @@ void Simulator::submit_next_arrival() {
   pending_arrival_.reset();
   ++requests_;
   if (measured(item.spec.arrival)) metrics_.on_arrival(item.spec.model, item.spec.slo_class);
+  // The oracle reference (experiments only) may read the true length; nothing else does.
+  if (oracle_output_lengths_) {
+    item.spec.oracle_output_tokens = std::max<int32_t>(1, item.output_tokens);
+  }
   const SubmitResult submitted = scheduler_->submit(item.spec, now_);
   if (submitted.accepted) {
     if (submitted.handle >= true_output_tokens_.size()) {

@@ -69,6 +69,8 @@ class Simulator {
   const NodeSpec& node_;
   SimulationOptions options_;
   RequestSource& source_;
+  // SchedulerOptions::oracle_predictor: requests carry their true output length.
+  bool oracle_output_lengths_ = false;
   std::unique_ptr<Scheduler> scheduler_;
   // The engines' own cost models (the truth in simulation), indexed by ModelId value.
   std::vector<std::unique_ptr<CostModel>> engine_cost_;

@@ -53,6 +53,10 @@ class EasyBackfillPolicy final : public GangPolicy {
   void on_iteration_finished(const SchedulerState&, const IterationLaunch& launch, Time) override {
     if (!launch.engine.gang) planner_.invalidate(launch.engine.gpu);
   }
+  void on_gang_started(const SchedulerState&, Time now) override {
+    backfill_stats_.record(reservation_, now);
+  }
+  BackfillStats backfill_stats() const override { return backfill_stats_; }
 
  private:
   static bool large_head_is_oldest(const SchedulerState& state) {
@@ -64,6 +68,7 @@ class EasyBackfillPolicy final : public GangPolicy {
 
   BackfillPlanner planner_;
   Time reservation_;
+  BackfillStats backfill_stats_;
 };
 
 }  // namespace

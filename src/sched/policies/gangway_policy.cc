@@ -192,6 +192,7 @@ class GangwayPolicy final : public GangPolicy {
   }
 
   void on_gang_started(const SchedulerState& state, Time now) override {
+    if (mode_ == ExecutionMode::kExclusive) backfill_stats_.record(pending_shadow_, now);
     evicting_ = false;
     // The barrier: GPU-time between the gang being wanted and starting that small work did not
     // use. The large model caused it, so it pays for it.
@@ -204,6 +205,8 @@ class GangwayPolicy final : public GangPolicy {
   }
 
   void on_gang_released(const SchedulerState&, Time now) override { last_lease_end_ = now; }
+
+  BackfillStats backfill_stats() const override { return backfill_stats_; }
 
  private:
   void initialise(const SchedulerState& state) {
@@ -394,7 +397,8 @@ class GangwayPolicy final : public GangPolicy {
   Time last_lease_start_;
   Time last_lease_end_;
   Time pending_shadow_;
-  bool evicting_ = false;  // exclusive mode: this gang phase's drain is being forced
+  BackfillStats backfill_stats_;  // exclusive mode: how the drain's reservation held
+  bool evicting_ = false;         // exclusive mode: this gang phase's drain is being forced
   double small_busy_while_pending_s_ = 0;
 };
 

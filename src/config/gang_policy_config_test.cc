@@ -1,0 +1,118 @@
+// Gang scheduling's bad input (issue 3): weights of zero or below, a lease horizon shorter than one
+// large-model iteration, exclusive-mode limits that are not positive, a large model on fewer than
+// all GPUs, an unknown policy. Each is one InputError "FILE:LINE: policy.KEY: ..." that names the
+// key and what is allowed (the CLI turns it into exit status 2). Also the oracle switch,
+// scheduler.oracle_output_lengths, read strictly.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/scenario.h"
+#include "core/input_error.h"
+
+namespace gangway {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_scenario(yaml, "gang.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected an InputError for:\n" << yaml;
+  return "";
+}
+
+void expect_error(const std::string& yaml, const std::string& where, const std::string& what) {
+  const std::string message = error_of(yaml);
+  EXPECT_THAT(message, StartsWith("gang.yaml:" + where + ": ")) << yaml;
+  EXPECT_THAT(message, HasSubstr(what)) << yaml;
+}
+
+// Three lines: a small and a large model.
+const std::string kModels = R"(models:
+  - {name: s, tier: small, shape: llama-3-8b}
+  - {name: l, tier: large, shape: llama-3-70b}
+)";
+const std::string kWorkload = R"(workload:
+  streams:
+    - {name: c, model: s, arrival: {rate_per_s: 10}}
+)";
+
+std::string with_policy(const std::string& policy) {
+  return kModels + "policy: " + policy + "\n" + kWorkload;
+}
+
+TEST(GangPolicyConfigTest, WeightsMustBePositive) {
+  expect_error(with_policy("{name: gangway, large_weight: 0}"), "4: policy.large_weight",
+               "expected a number > 0, got 0");
+  expect_error(with_policy("{name: gangway, small_weight: -2}"), "4: policy.small_weight",
+               "expected a number > 0, got -2");
+}
+
+TEST(GangPolicyConfigTest, LeaseHorizonMustHoldOneLargeIteration) {
+  // One decode step of llama-3-70b at TP=8 takes several ms; 2 ms cannot hold it.
+  expect_error(with_policy("{name: gangway, lease_min_ms: 1, lease_max_ms: 2}"),
+               "4: policy.lease_max_ms",
+               "expected the lease horizon to hold at least one large-model iteration");
+  expect_error(with_policy("{name: gangway, lease_min_ms: 1}"), "4: policy.lease_min_ms",
+               "ms, one decode step of l on this node), got 1 ms");
+  expect_error(with_policy("{name: time-slice, slice_period_ms: 100, slice_large_share: 0.01}"),
+               "4: policy.slice_large_share", "time-slice's large-model window");
+  expect_error(with_policy("{name: gangway-exclusive, exclusive_phase_max_ms: 1}"),
+               "4: policy.exclusive_phase_max_ms", "an exclusive phase");
+  // Horizons that hold an iteration, and the defaults, load.
+  EXPECT_NO_THROW(parse_scenario(with_policy("{name: gangway, lease_min_ms: 20, lease_max_ms: 60}"),
+                                 "gang.yaml"));
+  EXPECT_NO_THROW(parse_scenario(with_policy("gangway"), "gang.yaml"));
+  EXPECT_NO_THROW(parse_scenario(with_policy("time-slice"), "gang.yaml"));
+  // Without a large model there is nothing to hold.
+  EXPECT_NO_THROW(parse_scenario(R"(models:
+  - {name: s, tier: small, shape: llama-3-8b}
+policy: {name: gangway, lease_min_ms: 1}
+)" + kWorkload,
+                                 "gang.yaml"));
+}
+
+TEST(GangPolicyConfigTest, ExclusiveLimitsMustBePositive) {
+  expect_error(with_policy("{name: gangway-exclusive, exclusive_phase_max_ms: 0}"),
+               "4: policy.exclusive_phase_max_ms", "expected a number > 0, got 0");
+  expect_error(with_policy("{name: gangway-exclusive, exclusive_max_large_wait_ms: -5}"),
+               "4: policy.exclusive_max_large_wait_ms", "expected a number > 0, got -5");
+  expect_error(with_policy("{name: gangway, max_large_wait_ms: 0}"), "4: policy.max_large_wait_ms",
+               "expected a number > 0");
+  expect_error(with_policy("{name: gangway-exclusive, overrun_grace_ms: -1}"),
+               "4: policy.overrun_grace_ms", "expected a number >= 0");
+}
+
+TEST(GangPolicyConfigTest, UnknownPolicyListsTheNames) {
+  expect_error(with_policy("gang-way"), "4: policy",
+               "unknown policy 'gang-way'; expected one of: fcfs, sm-first, lm-first, time-slice, "
+               "easy-backfill, gangway, gangway-lease, gangway-exclusive");
+}
+
+TEST(GangPolicyConfigTest, LargeModelNeedsEveryGpu) {
+  expect_error(R"(models:
+  - {name: s, tier: small, shape: llama-3-8b}
+  - {name: l, tier: large, shape: llama-3-70b, tensor_parallel: 4}
+)" + kWorkload,
+               "3: models[1].tensor_parallel", "to equal node.gpus (8), got 4");
+}
+
+TEST(GangPolicyConfigTest, OracleOutputLengthsIsAStrictBoolean) {
+  EXPECT_FALSE(parse_scenario(with_policy("gangway"), "gang.yaml").scheduler.oracle_predictor);
+  const Scenario oracle =
+      parse_scenario(kModels + "scheduler: {oracle_output_lengths: true}\n" + kWorkload, "g.yaml");
+  EXPECT_TRUE(oracle.scheduler.oracle_predictor);
+  expect_error(kModels + "scheduler: {oracle_output_lengths: yes please}\n" + kWorkload,
+               "4: scheduler.oracle_output_lengths", "true or false");
+  expect_error(kModels + "scheduler: {oracle_lengths: true}\n" + kWorkload,
+               "4: scheduler.oracle_lengths", "oracle_output_lengths");
+}
+
+}  // namespace
+}  // namespace gangway
