@@ -94,8 +94,11 @@ print(f"engine TTFT share ms   p50 {load['engine_ttft_ms']['p50']:.2f}  p99 {loa
 print(f"TPOT ms                p50 {total['tpot_ms']['p50']:.2f}  p99 {total['tpot_ms']['p99']:.2f}")
 print(f"peak connections       {load['peak_connections']}")
 if rss:
-    print(f"server RSS MiB         first {rss[0]/1024:.1f}  after 10 s {rss[min(10, len(rss)-1)]/1024:.1f}"
-          f"  max {max(rss)/1024:.1f}  last {rss[-1]/1024:.1f}")
+    # Samples are a second apart: start (idle), 10 s in (warmed up), the middle, the end of the
+    # arrival window, and the last one (after the drain).
+    at = lambda i: rss[min(max(i, 0), len(rss) - 1)] / 1024
+    print(f"server RSS MiB         start {at(0):.1f}  10 s {at(10):.1f}  middle {at(int(window / 2)):.1f}"
+          f"  end of window {at(int(window) - 1):.1f}  max {max(rss)/1024:.1f}  last {rss[-1]/1024:.1f}")
 print(f"server CPU             {(after - before) / hz:.1f} s over the run "
       f"({100.0 * (after - before) / hz / max(window, 1e-9):.0f} % of one core)")
 busy = metrics.get("gangway_scheduler_loop_busy_seconds_total", 0)

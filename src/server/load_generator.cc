@@ -265,13 +265,17 @@ class LoadGenerator::Impl {
 
   // --- connections -------------------------------------------------------------------------
   void acquire_connection(const ExchangePtr& exchange) {
-    // Connections idle longer than a server keeps them (gangway: read_timeout_s, 15 s) are
-    // closed rather than reused, so a request is not sent into a connection being closed.
+    // Connections idle longer than a server may keep them (gangway: read_timeout_s, 15 s) are
+    // retired rather than reused, so that few requests are sent into a connection the server is
+    // closing (those that are get sent again: transport_failure). The pool is ordered by
+    // idle_since (released connections join at the back, the newest is reused first), so the
+    // stale ones are at the front; retiring them also frees the descriptors of connections the
+    // server has closed meanwhile.
     const Time now = clock_.now();
-    while (!idle_.empty() && now - idle_.back()->idle_since > kIdleReuseLimit) {
+    while (!idle_.empty() && now - idle_.front()->idle_since > kIdleReuseLimit) {
       error_code ignored;
-      idle_.back()->socket.close(ignored);
-      idle_.pop_back();
+      idle_.front()->socket.close(ignored);
+      idle_.pop_front();
       --open_connections_;
     }
     if (!idle_.empty()) {
@@ -582,7 +586,7 @@ class LoadGenerator::Impl {
   int64_t finished_ = 0;
   int64_t not_completed_ = 0;
   int32_t open_connections_ = 0;
-  std::vector<std::unique_ptr<Connection>> idle_;
+  std::deque<std::unique_ptr<Connection>> idle_;  // oldest first
   std::deque<ExchangePtr> waiting_;
   std::unordered_map<uint64_t, ExchangePtr> active_;
 };

@@ -203,8 +203,10 @@ TEST_F(ServerApiTest, ModelsHealthReadyLoadAndMetrics) {
 }
 
 TEST_F(ServerApiTest, RejectionsCarryRetryAfterAndARouterReadableCode) {
-  // A prompt whose KV cannot fit in any engine's pool is the scheduler's bad_request; overload
-  // reasons are covered by error_for_reason's table test.
+  // The scheduler's own rejections reach the client through error_for_reason (below, every
+  // overload reason: 503 or 429 with Retry-After and the reason as the code); draining is the
+  // one exercised end to end here (ServerLifecycleTest) because the core rejects for overload
+  // only once admission control is configured. A normal request is still answered.
   const auto reply =
       post_json(port(), "/v1/completions", R"({"model":"small","prompt":"hi","max_tokens":10})");
   EXPECT_EQ(reply.status, 200);

@@ -67,8 +67,11 @@ server:
 
 class RunningServer {
  public:
-  explicit RunningServer(const std::string& yaml = kTestScenario)
-      : scenario_(parse_scenario(yaml, "server-test.yaml")), log_(LogLevel::kError) {
+  // Logs at `log_level` to `log_fd` (stderr by default; a test that checks a log line passes a
+  // file's descriptor).
+  explicit RunningServer(const std::string& yaml = kTestScenario,
+                         LogLevel log_level = LogLevel::kError, int log_fd = 2)
+      : scenario_(parse_scenario(yaml, "server-test.yaml")), log_(log_level, log_fd) {
     scenario_.server.port = 0;
     server_ =
         std::make_unique<HttpServer>(scenario_, scenario_.server, log_, HttpServer::Options{});

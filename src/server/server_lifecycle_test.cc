@@ -4,7 +4,10 @@
 // is over) and ends run() with status 0.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "server/server_harness_for_tests.h"
@@ -55,8 +58,11 @@ TEST(ServerLifecycleTest, ClientThatDisconnectsMidStreamCancelsItsRequestAtOnce)
   EXPECT_EQ(metric_value(metrics, "gangway_kv_usage_ratio{model=\"small\"}"), 0);
 }
 
-TEST(ServerLifecycleTest, ReaderTooSlowIsCutOffAndItsRequestCancelled) {
-  RunningServer server;
+TEST(ServerLifecycleTest, ReaderTooSlowIsCutOffWithALoggedReasonAndItsRequestCancelled) {
+  char log_path[] = "/tmp/gangway-slow-reader-log.XXXXXX";
+  const int log_fd = mkstemp(log_path);
+  ASSERT_GE(log_fd, 0);
+  RunningServer server(testing::kTestScenario, LogLevel::kWarn, log_fd);
   boost::asio::io_context io;
   boost::asio::ip::tcp::socket socket(io);
   socket.open(boost::asio::ip::tcp::v4());
@@ -76,6 +82,13 @@ TEST(ServerLifecycleTest, ReaderTooSlowIsCutOffAndItsRequestCancelled) {
                       R"({"model":"small","prompt":"still fine","max_tokens":1})")
                 .status,
             200);
+  server.stop();
+  std::ifstream log_file(log_path);
+  const std::string log((std::istreambuf_iterator<char>(log_file)), {});
+  close(log_fd);
+  unlink(log_path);
+  EXPECT_THAT(log, HasSubstr(" slow_reader_cut "));
+  EXPECT_THAT(log, ::testing::ContainsRegex("slow_reader_cut .*reason="));
 }
 
 TEST(ServerLifecycleTest, DrainFinishesRequestsInFlightRefusesNewOnesAndExitsZero) {

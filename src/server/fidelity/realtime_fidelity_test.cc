@@ -6,9 +6,11 @@
 // threads, HTTP and SSE on loopback, the client's parsing): the TTFT the server adds. The
 // simulator has none of that, so real TTFT = simulated TTFT + a small positive overhead, plus the
 // knock-on effect of slightly later iterations on batching. Tolerance: the per-class mean and
-// median TTFT agree within 3 ms + 15 % of the simulated value (docs/server.md reports the figures
-// measured). Wall-clock latencies mean nothing under a sanitizer, so this test is labelled slow
-// and runs in the normal build only.
+// median TTFT agree within 5 ms + 20 % of the simulated value (docs/server.md reports the figures
+// measured). On a quiet machine the means differ by 0.5-1.5 ms; the margin is for a shared 2-core
+// machine busy with other work, where the server's threads wait for a CPU (measured with two
+// other builds running: +2.5 ms interactive, +5.3 ms standard). Wall-clock latencies mean
+// nothing under a sanitizer, so this test is labelled slow and runs in the normal build only.
 #include <gtest/gtest.h>
 
 #include "config/scenario_source.h"
@@ -91,8 +93,8 @@ TEST(RealtimeFidelityTest, PerClassTtftMatchesTheSimulator) {
         slo.name.c_str(), real_mean, sim_mean, real_p50, sim_p50, r.ttft_ms().quantile(0.99),
         s.ttft_ms().quantile(0.99), real.server_added_ttft_ms.quantile(0.5),
         real.server_added_ttft_ms.quantile(0.99));
-    EXPECT_NEAR(real_mean, sim_mean, 3.0 + 0.15 * sim_mean);
-    EXPECT_NEAR(real_p50, sim_p50, 3.0 + 0.15 * sim_p50);
+    EXPECT_NEAR(real_mean, sim_mean, 5.0 + 0.2 * sim_mean);
+    EXPECT_NEAR(real_p50, sim_p50, 5.0 + 0.2 * sim_p50);
     // The same requests: the same prompt and output tokens.
     EXPECT_EQ(r.prompt_tokens(), s.prompt_tokens());
     EXPECT_EQ(r.output_tokens(), s.output_tokens());
