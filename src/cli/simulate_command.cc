@@ -48,6 +48,7 @@ void apply_overrides(const SimulateOptions& options, Scenario& scenario) {
     scenario.streams.clear();
     scenario.trace = trace;
   }
+  if (options.no_admission) scenario.scheduler.admission.enabled = false;
   if (options.rate_scale) {
     if (!(*options.rate_scale > 0)) {
       throw InputError::at("", std::nullopt, "--rate-scale", "expected a factor > 0");
@@ -122,6 +123,9 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
                       "Trace format: azure, mooncake or burstgpt (default: mooncake for .jsonl, "
                       "else azure)");
   command->add_flag("--json", options.json, "Print exactly one JSON document on stdout");
+  command->add_flag("--no-admission", options.no_admission,
+                    "Turn admission control off (no TTFT-based rejection, no overload ladder; "
+                    "rate limits and queue caps still hold)");
   command->add_option("--timeline", options.timeline_path,
                       "Write the GPU schedule as Chrome trace / Perfetto JSON to this file "
                       "(with several policies: FILE.POLICY.json each)");

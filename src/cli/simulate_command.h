@@ -25,6 +25,8 @@ struct SimulateOptions {
   std::optional<std::string> trace_format;
   bool json = false;
   std::optional<std::string> timeline_path;
+  // Admission control off (rate limits and queue caps still hold): the comparison baseline.
+  bool no_admission = false;
 };
 
 // Registers the subcommand and its flags; `options` must outlive parsing.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 namespace gangway {
@@ -115,6 +116,37 @@ nlohmann::json prediction_json(const Scenario& scenario, const PolicyRun& run) {
                               : 0.0}}}};
 }
 
+nlohmann::json admission_json(const PolicyRun& run) {
+  const AdmissionCounters& counters = run.admission;
+  nlohmann::json decisions = nlohmann::json::object();
+  for (int r = 0; r < kReasonCount; ++r) {
+    if (counters.decisions[r] > 0) {
+      decisions[r == 0 ? "admitted" : to_string(static_cast<Reason>(r))] = counters.decisions[r];
+    }
+  }
+  nlohmann::json entered = nlohmann::json::object();
+  nlohmann::json time_s = nlohmann::json::object();
+  for (int level = 0; level < kOverloadLevels; ++level) {
+    const auto rung = static_cast<OverloadLevel>(level);
+    entered[to_string(rung)] = run.ladder.entered(rung);
+    time_s[to_string(rung)] = to_seconds(run.ladder.time_in(rung));
+  }
+  const double samples = static_cast<double>(std::max<int64_t>(1, counters.predictions));
+  return {
+      {"enabled", run.admission_enabled},
+      {"decisions", decisions},
+      {"downgraded", counters.downgraded},
+      {"best_effort", counters.best_effort},
+      {"capped_max_tokens", counters.capped_max_tokens},
+      {"shed_from_queue", counters.shed_from_queue},
+      {"ladder",
+       {{"final_level", to_string(run.ladder.level())}, {"entered", entered}, {"time_s", time_s}}},
+      {"ttft_prediction",
+       {{"samples", counters.predictions},
+        {"mean_error_ms", counters.prediction_error_ms_sum / samples},
+        {"mean_abs_error_ms", counters.prediction_abs_error_ms_sum / samples}}}};
+}
+
 nlohmann::json run_json(const Scenario& scenario, const PolicyRun& run) {
   const SimulationResult& result = run.result;
   const double window_s = result.measured_s;
@@ -134,6 +166,8 @@ nlohmann::json run_json(const Scenario& scenario, const PolicyRun& run) {
           {"node", result.node_time.to_json()},
           {"classes", result.metrics.classes_json(window_s)},
           {"models", result.metrics.models_json(window_s)},
+          {"model_classes", result.metrics.model_classes_json(window_s)},
+          {"admission", admission_json(run)},
           {"total", result.metrics.total_json(window_s)}};
 }
 

@@ -38,6 +38,7 @@ PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, const s
   options.drain_limit = scenario.drain_limit;
   options.warmup = scenario.warmup;
   options.timeline = timeline;
+  options.faults = scenario.faults;
   SchedulerOptions scheduler = scenario.scheduler;
   scheduler.routing = routing;
   scheduler.statistics_from = Time::zero() + scenario.warmup;
@@ -55,10 +56,16 @@ PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, const s
                 std::chrono::duration<double>(wall_end - wall_start).count(),
                 {},
                 false,
-                {}};
+                {},
+                false,
+                {},
+                OverloadLadder()};
   run.prediction = simulator.scheduler().state().prediction_accuracy;
   run.oracle_output_lengths = scheduler.oracle_predictor;
   run.backfill = simulator.scheduler().policy().backfill_stats();
+  run.admission_enabled = simulator.scheduler().admission().enabled();
+  run.admission = simulator.scheduler().admission().counters();
+  run.ladder = simulator.scheduler().admission().ladder();
   return run;
 }
 

@@ -45,6 +45,10 @@ struct PolicyRun {
   std::vector<PredictionAccuracy> prediction;
   bool oracle_output_lengths = false;
   BackfillStats backfill;
+  // Admission control: what it decided, and the overload ladder's history.
+  bool admission_enabled = false;
+  AdmissionCounters admission;
+  OverloadLadder ladder;
 };
 
 // Simulates `scenario` under `policy`, routing small-model requests by `routing` (a

@@ -7,6 +7,7 @@
 #include <limits>
 #include <sstream>
 
+#include "config/admission_config.h"
 #include "config/memory_check.h"
 #include "config/model_config.h"
 #include "config/node_config.h"
@@ -54,9 +55,10 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& path) {
     root_value.fail("expected a scenario: a mapping with at least models and workload, got " +
                     root_value.describe());
   }
-  const YamlMap root = root_value.map({"name", "seed", "duration_s", "drain_s", "warmup_s", "node",
-                                       "scheduler", "models", "slo_classes", "tenants", "policy",
-                                       "workload", "trace_mapping", "server"});
+  const YamlMap root =
+      root_value.map({"name", "seed", "duration_s", "drain_s", "warmup_s", "node", "scheduler",
+                      "models", "slo_classes", "tenants", "policy", "workload", "trace_mapping",
+                      "server", "admission", "faults"});
   Scenario scenario;
   scenario.path = path;
   scenario.name = default_name(path);
@@ -83,6 +85,9 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& path) {
   scenario.tenants = {"default"};
   if (const auto v = root.get("tenants")) scenario.tenants = read_tenants(*v);
   const ScenarioNames names(node, scenario.tenants);
+  if (const auto v = root.get("admission"))
+    scenario.scheduler.admission = read_admission(*v, names);
+  if (const auto v = root.get("faults")) scenario.faults = read_faults(*v, node);
   scenario.trace_mapping = default_trace_mapping(names);
   if (const auto v = root.get("trace_mapping")) {
     scenario.trace_mapping = read_trace_mapping(*v, names, std::nullopt);

@@ -14,6 +14,7 @@
 #include "core/time.h"
 #include "sched/policy_spec.h"
 #include "sched/scheduler.h"
+#include "sim/fault_spec.h"
 #include "sim/trace/trace_spec.h"
 #include "sim/workload/workload_spec.h"
 
@@ -37,6 +38,8 @@ struct Scenario {
   std::optional<TraceSpec> trace;
   // How rows of a trace given on the command line (--trace) map to models and classes.
   std::vector<TraceMappingRule> trace_mapping;
+  // Faults the simulator injects (sim/fault_spec.h); the server ignores them.
+  std::vector<FaultSpec> faults;
   // `gangway serve`'s own settings (server_config.h); the simulator ignores them.
   ServerConfig server;
 };

@@ -58,7 +58,8 @@ TEST(ScenarioErrorsTest, FileMustBeAMapping) {
 TEST(ScenarioErrorsTest, UnknownTopLevelKeyListsTheAllowedKeys) {
   expect_error(kModels + "modles: []\n" + kWorkload, "3: modles",
                "unknown key; allowed keys here: name, seed, duration_s, drain_s, warmup_s, node, "
-               "scheduler, models, slo_classes, tenants, policy, workload, trace_mapping, server");
+               "scheduler, models, slo_classes, tenants, policy, workload, trace_mapping, server, "
+               "admission, faults");
 }
 
 TEST(ScenarioErrorsTest, UnknownNestedKeysNameTheirPath) {
@@ -487,6 +488,44 @@ TEST(ScenarioErrorsTest, GangwayPolicyParameters) {
   lease_max_ms: 20
 )" + kModels + kWorkload,
                "4: policy.lease_max_ms", "expected lease_max_ms >= lease_min_ms (50 ms)");
+}
+
+// ---- admission, overload and faults (docs/overload.md) ------------------------------------------
+
+TEST(ScenarioErrorsTest, AdmissionBadInputNamesTheKey) {
+  expect_error("slo_classes: [{name: a, ttft_ms: -5}]\n" + kModels + kWorkload,
+               "1: slo_classes[0].ttft_ms", "expected a number > 0");
+  expect_error("slo_classes: [{name: a, on_predicted_miss: downgrade}]\n" + kModels + kWorkload,
+               "1: slo_classes[0].on_predicted_miss", "downgrade needs a class to downgrade to");
+  expect_error(kModels + kWorkload + "admission:\n  rate_limits:\n    - {requests_per_s: 0}\n",
+               "8: admission.rate_limits[0].requests_per_s", "expected a number > 0");
+  expect_error(kModels + kWorkload + "admission:\n  rate_limits:\n    - {tenant: default}\n",
+               "8: admission.rate_limits[0]", "expected requests_per_s or tokens_per_s");
+  expect_error(
+      kModels + kWorkload + "admission:\n  rate_limits:\n    - {class: gold, tokens_per_s: 5}\n",
+      "8: admission.rate_limits[0].class", "unknown SLO class 'gold'");
+  expect_error(
+      kModels + kWorkload + "admission:\n  rate_limits:\n    - {tenant: x, tokens_per_s: 5}\n",
+      "8: admission.rate_limits[0].tenant", "unknown tenant 'x'");
+  expect_error(kModels + kWorkload + "admission: {queue_cap: 0}\n", "6: admission.queue_cap",
+               "expected");
+  expect_error(kModels + kWorkload + "admission: {ladder: {enter: [0.5, 0.4, 1, 2, 3]}}\n",
+               "6: admission.ladder.enter[1]", "expected increasing pressures");
+  expect_error(kModels + kWorkload + "admission: {ladder: {enter: [1, 2]}}\n",
+               "6: admission.ladder.enter", "expected 5 pressures");
+}
+
+TEST(ScenarioErrorsTest, FaultBadInputNamesTheKey) {
+  expect_error(kModels + kWorkload + "faults: [{kind: gpu_loss, at_s: 1}]\n", "6: faults[0]",
+               "expected the key 'gpu' (required for kind: gpu_loss)");
+  expect_error(kModels + kWorkload + "faults: [{kind: gpu_loss, gpu: 8, at_s: 1}]\n",
+               "6: faults[0].gpu", "expected");
+  expect_error(kModels + kWorkload + "faults: [{kind: overrun, at_s: 1, duration_s: 2}]\n",
+               "6: faults[0]", "expected the key 'factor'");
+  expect_error(kModels + kWorkload + "faults: [{kind: stall, gpu: 1, at_s: 1}]\n", "6: faults[0]",
+               "expected the key 'duration_s'");
+  expect_error(kModels + kWorkload + "faults: [{kind: meteor, at_s: 1}]\n", "6: faults[0].kind",
+               "expected one of");
 }
 
 }  // namespace

@@ -18,6 +18,12 @@ SloClass read_slo_class(const YamlMap& map, size_t index) {
     slo.rank = static_cast<int>(v->integer_in(0, std::numeric_limits<int>::max()));
   }
   if (const auto v = map.get("sheddable")) slo.sheddable = v->boolean();
+  if (const auto v = map.get("on_predicted_miss")) {
+    const std::string action = v->choice({"reject", "downgrade", "best_effort"});
+    slo.on_predicted_miss = action == "reject"      ? MissAction::kReject
+                            : action == "downgrade" ? MissAction::kDowngrade
+                                                    : MissAction::kBestEffort;
+  }
   return slo;
 }
 
@@ -39,8 +45,8 @@ std::vector<SloClass> read_slo_classes(const YamlValue& value) {
   std::vector<SloClass> classes;
   std::vector<YamlMap> maps;
   for (size_t i = 0; i < items.size(); ++i) {
-    maps.push_back(items[i].map(
-        {"name", "ttft_ms", "tpot_ms", "weight", "rank", "sheddable", "downgrade_to"}));
+    maps.push_back(items[i].map({"name", "ttft_ms", "tpot_ms", "weight", "rank", "sheddable",
+                                 "downgrade_to", "on_predicted_miss"}));
     classes.push_back(read_slo_class(maps.back(), i));
     for (size_t j = 0; j < i; ++j) {
       if (classes[j].name == classes[i].name) {
@@ -69,6 +75,16 @@ std::vector<SloClass> read_slo_classes(const YamlValue& value) {
                    ")");
     }
     classes[i].downgrade_to = classes[*found].id;
+    // A class that names where to downgrade to downgrades unless told otherwise.
+    if (!maps[i].get("on_predicted_miss")) classes[i].on_predicted_miss = MissAction::kDowngrade;
+  }
+  for (size_t i = 0; i < classes.size(); ++i) {
+    if (classes[i].on_predicted_miss == MissAction::kDowngrade && !classes[i].downgrade_to) {
+      maps[i]
+          .get("on_predicted_miss")
+          ->fail("downgrade needs a class to downgrade to: add downgrade_to to class " +
+                 quoted(classes[i].name));
+    }
   }
   return classes;
 }

@@ -26,6 +26,9 @@ enum class Reason : uint8_t {
   kEngineFailed,        // the GPU running it failed
   kDriverStopped,       // the driver stopped (simulation end, shutdown grace expired)
 };
+// Number of Reason values: kDriverStopped must stay the last enumerator (a test checks that
+// to_string knows no Reason past it).
+inline constexpr int kReasonCount = static_cast<int>(Reason::kDriverStopped) + 1;
 
 const char* to_string(Outcome outcome);
 const char* to_string(Reason reason);
@@ -53,6 +56,11 @@ struct RequestRecord {
   int32_t preemptions = 0;
   // Whether the request met its SLO class targets (completed and on time).
   bool slo_met = false;
+  // Rejections a router may retry: how long until this node expects to be able to take it.
+  std::optional<Duration> retry_after;
+  // Admission served it in this lower class instead of slo_class, the one it named (reports
+  // count it, and judge its SLO, under the class it named).
+  std::optional<SloClassId> downgraded_to;
 
   std::optional<Duration> queue_delay() const {
     if (!first_scheduled) return std::nullopt;

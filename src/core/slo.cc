@@ -18,6 +18,7 @@ std::vector<SloClass> default_slo_classes() {
   classes[1].weight = 2.0;
   classes[1].rank = 1;
   classes[1].downgrade_to = SloClassId(2);
+  classes[1].on_predicted_miss = MissAction::kDowngrade;
   classes[2].id = SloClassId(2);
   classes[2].name = "batch";
   classes[2].weight = 1.0;

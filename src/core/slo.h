@@ -3,6 +3,7 @@
 // important and is shed last.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,13 @@
 #include "core/time.h"
 
 namespace gangway {
+
+// What admission does with a request whose predicted TTFT misses its class target.
+enum class MissAction : uint8_t {
+  kReject,      // say no now, with a Retry-After (a router can try another node)
+  kDowngrade,   // serve it in the class's downgrade_to class (a later target, shed earlier)
+  kBestEffort,  // take it anyway; it counts against the class's SLO if it is late
+};
 
 struct SloClass {
   SloClassId id;
@@ -25,6 +33,7 @@ struct SloClass {
   bool sheddable = true;
   // Class to move a request to when it cannot meet this class's target (if downgrading is on).
   std::optional<SloClassId> downgrade_to;
+  MissAction on_predicted_miss = MissAction::kReject;
 
   // Whether a finished request with these latencies met the class's targets.
   bool met_by(Duration ttft, std::optional<Duration> tpot) const {

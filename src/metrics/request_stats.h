@@ -39,10 +39,6 @@
 
 namespace gangway {
 
-// Number of Reason values: kDriverStopped must stay the last enumerator (a test checks that
-// to_string knows no Reason past it).
-inline constexpr int kReasonCount = static_cast<int>(Reason::kDriverStopped) + 1;
-
 // One histogram's summary in the contract shape {"count","mean","min","p50",...,"max"}.
 nlohmann::json histogram_summary_json(const StreamingHistogram& histogram);
 

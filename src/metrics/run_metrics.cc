@@ -34,6 +34,7 @@ RunMetrics::RunMetrics(std::vector<std::string> slo_class_names,
   require_unique(model_names_, "model");
   by_class_.resize(slo_class_names_.size());
   by_model_.resize(model_names_.size());
+  by_model_class_.resize(model_names_.size() * slo_class_names_.size());
 }
 
 std::size_t RunMetrics::class_index(SloClassId slo_class) const {
@@ -58,6 +59,7 @@ void RunMetrics::on_arrival(ModelId model, SloClassId slo_class) {
   const std::size_t model_at = model_index(model);
   by_class_[class_at].on_arrival();
   by_model_[model_at].on_arrival();
+  by_model_class_[model_at * by_class_.size() + class_at].on_arrival();
   total_.on_arrival();
 }
 
@@ -72,6 +74,7 @@ void RunMetrics::on_finished(const RequestRecord& record) {
 #endif
   by_class_[class_at].on_finished(record);
   by_model_[model_at].on_finished(record);
+  by_model_class_[model_at * by_class_.size() + class_at].on_finished(record);
   total_.on_finished(record);
 }
 
@@ -89,6 +92,23 @@ nlohmann::json RunMetrics::classes_json(double simulated_s) const {
 
 nlohmann::json RunMetrics::models_json(double simulated_s) const {
   return groups_json(model_names_, by_model_, simulated_s);
+}
+
+const RequestStats& RunMetrics::model_class(ModelId model, SloClassId slo_class) const {
+  return by_model_class_[model_index(model) * by_class_.size() + class_index(slo_class)];
+}
+
+nlohmann::json RunMetrics::model_classes_json(double simulated_s) const {
+  nlohmann::json out = nlohmann::json::object();
+  for (std::size_t m = 0; m < model_names_.size(); ++m) {
+    nlohmann::json classes = nlohmann::json::object();
+    for (std::size_t c = 0; c < slo_class_names_.size(); ++c) {
+      const RequestStats& stats = by_model_class_[m * by_class_.size() + c];
+      if (stats.arrived() > 0) classes[slo_class_names_[c]] = stats.to_json(simulated_s);
+    }
+    out[model_names_[m]] = std::move(classes);
+  }
+  return out;
 }
 
 nlohmann::json RunMetrics::total_json(double simulated_s) const {

@@ -50,6 +50,10 @@ class RunMetrics {
   nlohmann::json classes_json(double simulated_s) const;
   // {model name: RequestStats::to_json(simulated_s)} for every model.
   nlohmann::json models_json(double simulated_s) const;
+  // One model's requests of one class (the SM vs LM view of a class's SLO).
+  const RequestStats& model_class(ModelId model, SloClassId slo_class) const;
+  // {model name: {class name: RequestStats::to_json}} for the pairs that saw arrivals.
+  nlohmann::json model_classes_json(double simulated_s) const;
   // RequestStats::to_json(simulated_s) of the node total.
   nlohmann::json total_json(double simulated_s) const;
 
@@ -61,6 +65,7 @@ class RunMetrics {
   std::vector<std::string> model_names_;
   std::vector<RequestStats> by_class_;
   std::vector<RequestStats> by_model_;
+  std::vector<RequestStats> by_model_class_;  // [model * classes + class]
   RequestStats total_;
 };
 

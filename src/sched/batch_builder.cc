@@ -441,6 +441,7 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
       if (h == kNoSequence) break;
     }
     Sequence& seq = state_.sequences[h];
+    if (deferred(seq)) break;
     const bool allowed = target.replica ? policy_->admit_small(state_, *target.replica, seq, now)
                                         : policy_->admit_large(state_, seq, now);
     if (!allowed) break;

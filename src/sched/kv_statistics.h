@@ -47,11 +47,12 @@ const char* to_string(PreemptionMode mode);
 
 // Why a sequence had to yield.
 enum class PreemptionReason : uint8_t {
-  kMemory,  // its pool ran out of blocks for running sequences' next tokens
-  kGang,    // the gang took the GPUs (a lease started, or an exclusive-mode drain)
-  kSplit,   // the dynamic split gave its memory to the other tier
+  kMemory,    // its pool ran out of blocks for running sequences' next tokens
+  kGang,      // the gang took the GPUs (a lease started, or an exclusive-mode drain)
+  kSplit,     // the dynamic split gave its memory to the other tier
+  kPriority,  // an arrival of the most important class needed its slot or memory
 };
-inline constexpr int kPreemptionReasons = 3;
+inline constexpr int kPreemptionReasons = 4;
 const char* to_string(PreemptionReason reason);
 
 struct PreemptionCounters {

@@ -38,6 +38,27 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
     report.gang_since_s = to_seconds(state.gang.active_since);
   }
   report.live_requests = state.live_sequences;
+  report.overload_level = state.overload.level;
+  report.overload_pressure = state.overload.pressure;
+  if (state.gang.phase == GangPhase::kActive) {
+    report.lease_start_s = to_seconds(state.gang.active_since);
+  } else if (state.gang.phase == GangPhase::kPending) {
+    Time barrier = now;
+    for (const GpuRuntime& gpu : state.gpus) {
+      if (gpu.small_busy) barrier = std::max(barrier, gpu.predicted_free);
+    }
+    report.lease_start_s = to_seconds(barrier);
+  }
+  if (report.lease_start_s) report.lease_expected_ms = to_ms(state.gang.typical_phase);
+  // The tightest TTFT target: headroom is measured against it.
+  double target_s = 0.2;
+  bool any_target = false;
+  for (const SloClass& slo : state.node->slo_classes) {
+    if (slo.ttft_target && (!any_target || to_seconds(*slo.ttft_target) < target_s)) {
+      target_s = to_seconds(*slo.ttft_target);
+      any_target = true;
+    }
+  }
   const NodeSpec& node = *state.node;
   for (const ModelSpec& model : node.models) {
     ModelLoad load;
@@ -82,6 +103,13 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
       load.kv_usage = capacity > 0 ? used / capacity : 0.0;
     }
     load.predicted_wait_ms = wait_s * 1e3;
+    int64_t queued_requests = 0;
+    for (const int64_t n : state.queued_by_class[m]) queued_requests += n;
+    const double mean_prompt =
+        queued_requests > 0 ? static_cast<double>(state.queued_prompt_tokens[m]) / queued_requests
+                            : static_cast<double>(model.prefill_chunk_tokens);
+    const double seconds_per_request = prefill_seconds_per_token(model, *cost) * mean_prompt;
+    load.headroom_rps = std::max(0.0, target_s - wait_s) * engines / seconds_per_request / target_s;
     report.models.push_back(std::move(load));
   }
   return report;
@@ -97,14 +125,19 @@ nlohmann::json to_json(const LoadReport& report) {
     models[load.model] = {
         {"tier", load.tier},         {"queued", load.queued},
         {"running", load.running},   {"predicted_wait_ms", load.predicted_wait_ms},
-        {"kv_usage", load.kv_usage}, {"classes", classes}};
+        {"kv_usage", load.kv_usage}, {"headroom_rps", load.headroom_rps},
+        {"classes", classes}};
   }
   nlohmann::json gang = {{"phase", report.gang_phase}};
   gang["since_s"] = report.gang_since_s ? nlohmann::json(*report.gang_since_s) : nlohmann::json();
+  gang["lease_start_s"] =
+      report.lease_start_s ? nlohmann::json(*report.lease_start_s) : nlohmann::json();
+  gang["lease_expected_ms"] = report.lease_expected_ms;
   return {{"at_s", to_seconds(report.at)},
           {"live_requests", report.live_requests},
           {"models", models},
-          {"gang", gang}};
+          {"gang", gang},
+          {"overload", {{"level", report.overload_level}, {"pressure", report.overload_pressure}}}};
 }
 
 }  // namespace gangway

@@ -31,6 +31,10 @@ struct ModelLoad {
   double predicted_wait_ms = 0;
   // Share of the model's KV pools in use.
   double kv_usage = 0;
+  // How many more requests per second of the model's mean queued prompt the node could take
+  // before a new request's predicted wait reaches the tightest TTFT target it serves (0 when
+  // it already does): where a router should send more, and where less.
+  double headroom_rps = 0;
   std::vector<ClassLoad> classes;
 };
 
@@ -40,6 +44,14 @@ struct LoadReport {
   std::string gang_phase;  // off | pending | active
   // When the next (or current) gang phase started or is predicted to start, if any.
   std::optional<double> gang_since_s;
+  // The next (pending) or current (active) large-model lease: when it starts or started and how
+  // long it is expected to last (the smoothed length of recent phases), so that a router can
+  // move small-model traffic away during it.
+  std::optional<double> lease_start_s;
+  double lease_expected_ms = 0;
+  // The overload ladder (docs/overload.md).
+  std::string overload_level;
+  double overload_pressure = 0;
   int64_t live_requests = 0;
 };
 

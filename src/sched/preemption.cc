@@ -43,6 +43,8 @@ const char* to_string(PreemptionReason reason) {
       return "gang";
     case PreemptionReason::kSplit:
       return "split";
+    case PreemptionReason::kPriority:
+      return "priority";
   }
   return "unknown";
 }

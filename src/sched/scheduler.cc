@@ -11,12 +11,26 @@
 
 namespace gangway {
 
+namespace {
+
+// Smoothed measured/predicted iteration time (weight 1/8 on the newest), bounded so that one
+// freak iteration cannot make predictions absurd.
+double next_slowdown(double slowdown, Time start, Time predicted_end, Time end) {
+  const double predicted = to_seconds(predicted_end - start);
+  if (predicted <= 0) return slowdown;
+  const double ratio = std::clamp(to_seconds(end - start) / predicted, 0.25, 16.0);
+  return slowdown + (ratio - slowdown) / 8;
+}
+
+}  // namespace
+
 Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
                      std::unique_ptr<GangPolicy> policy, std::unique_ptr<Router> router)
     : node_(node),
       options_(std::move(options)),
       policy_(std::move(policy)),
-      router_(router ? std::move(router) : make_router(options_.routing)) {
+      router_(router ? std::move(router) : make_router(options_.routing)),
+      admission_(node_, options_.admission) {
   state_.node = &node_;
   state_.predictor =
       OutputLengthPredictor(static_cast<int>(node_.models.size()),
@@ -52,6 +66,11 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
 
   for (const ModelSpec& model : node_.models) {
     cost_models_.push_back(make_cost_model(model, node_.hardware));
+    BatchShape chunk;
+    chunk.prefill_tokens = model.prefill_chunk_tokens;
+    chunk.prefill_seqs = 1;
+    prefill_seconds_per_token_.push_back(to_seconds(cost_models_.back()->iteration_time(chunk)) /
+                                         model.prefill_chunk_tokens);
   }
   state_.gpus.resize(node_.gpu_count);
   for (int g = 0; g < node_.gpu_count; ++g) state_.gpus[g].id = GpuId(g);
@@ -161,6 +180,33 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
     return result;
   }
   const SequenceHandle handle = allocate_sequence(spec);
+  {
+    Sequence& seq = state_.sequences[handle];
+    // Not queued anywhere until admitted: shedding (below) must not take it for a queued one.
+    seq.state = SequenceState::kFinished;
+    const AdmissionQuery query = admission_query(seq, now);
+    if (admission_.enabled() && !query.no_capacity) {
+      const double pressure =
+          to_seconds(query.predicted_wait) / to_seconds(admission_.tightest_target());
+      if (admission_.observe_pressure(spec.model, pressure, now)) shed_queued(now);
+      state_.overload.level = to_string(admission_.level());
+      state_.overload.pressure = admission_.pressure();
+    }
+    const AdmissionVerdict verdict = admission_.decide(spec, query, now);
+    if (!verdict.admit) {
+      discard_sequence(handle);
+      reject(spec, verdict.reason, now);
+      effects_.finished.back().retry_after = verdict.retry_after;
+      after_event();
+      return result;
+    }
+    if (verdict.slo_class != spec.slo_class) {
+      seq.downgraded_from = spec.slo_class;
+      seq.spec.slo_class = verdict.slo_class;
+    }
+    seq.spec.max_tokens = verdict.max_tokens;
+    if (admission_.enabled()) seq.predicted_ttft = query.predicted_ttft;
+  }
   count_transition(state_.sequences[handle], SequenceState::kFinished, SequenceState::kQueued);
   if (model.is_large()) {
     enqueue_large(handle);
@@ -192,8 +238,22 @@ void Scheduler::count_transition(const Sequence& seq, SequenceState from, Sequen
 void Scheduler::enqueue_small(SequenceHandle handle, Time now) {
   Sequence& seq = state_.sequences[handle];
   seq.state = SequenceState::kQueued;
-  const int64_t key = policy_->queue_key(state_, seq);
-  const std::optional<uint32_t> replica = router_->route(state_, seq, now);
+  const int64_t key = queue_key(seq);
+  std::optional<uint32_t> replica = router_->route(state_, seq, now);
+  if (replica && state_.gpus[state_.replicas[*replica].gpu.value()].failed) {
+    // Routers know nothing of failures: take the healthy replica with the least queued work.
+    replica.reset();
+    int64_t least = 0;
+    for (uint32_t index : state_.small_models[seq.spec.model.value()].replicas) {
+      const Replica& candidate = state_.replicas[index];
+      if (state_.gpus[candidate.gpu.value()].failed) continue;
+      const int64_t queued = static_cast<int64_t>(candidate.queue.size());
+      if (!replica || queued < least) {
+        replica = index;
+        least = queued;
+      }
+    }
+  }
   if (replica) {
     seq.gpu = state_.replicas[*replica].gpu;
     seq.queued_replica = *replica;
@@ -208,7 +268,7 @@ void Scheduler::enqueue_small(SequenceHandle handle, Time now) {
 void Scheduler::enqueue_large(SequenceHandle handle) {
   Sequence& seq = state_.sequences[handle];
   seq.state = SequenceState::kQueued;
-  state_.large->queue.push(handle, seq, policy_->queue_key(state_, seq));
+  state_.large->queue.push(handle, seq, queue_key(seq));
 }
 
 int64_t Scheduler::largest_pool_blocks(const ModelSpec& model) const {
@@ -251,7 +311,8 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
   RequestRecord record;
   record.id = seq.spec.id;
   record.model = seq.spec.model;
-  record.slo_class = seq.spec.slo_class;
+  record.slo_class = seq.downgraded_from.value_or(seq.spec.slo_class);
+  if (seq.downgraded_from) record.downgraded_to = seq.spec.slo_class;
   record.tenant = seq.spec.tenant;
   record.outcome = outcome;
   record.reason = reason;
@@ -264,8 +325,11 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
   record.cached_prompt_tokens = seq.cached_prompt_tokens;
   record.gpu = seq.gpu;
   record.preemptions = seq.preemptions;
+  if (seq.predicted_ttft && record.first_token && !seq.downgraded_from) {
+    admission_.note_prediction(seq.spec.model, *seq.predicted_ttft, *record.ttft(), now);
+  }
   if (outcome == Outcome::kCompleted && record.first_token) {
-    const SloClass& slo = node_.slo_class(seq.spec.slo_class);
+    const SloClass& slo = node_.slo_class(record.slo_class);
     record.slo_met = slo.met_by(*record.ttft(), record.tpot());
     if (seq.spec.ttft_deadline && *seq.first_token > *seq.spec.ttft_deadline) {
       record.slo_met = false;
@@ -297,6 +361,7 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
     if (!large.busy) throw std::logic_error("on_iteration_done: the gang has no iteration");
     const IterationLaunch launch{engine, large.model, {}, {}, {}, large.busy_since};
     large.busy = false;
+    large.slowdown = next_slowdown(large.slowdown, large.busy_since, large.predicted_free, now);
     complete_batch(large.batch, ended, now);
     policy_->on_iteration_finished(state_, launch, now);
   } else {
@@ -305,6 +370,7 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
     const IterationLaunch launch{
         engine, state_.replicas[gpu.batch_replica].model, {}, {}, {}, gpu.busy_since};
     gpu.small_busy = false;
+    gpu.slowdown = next_slowdown(gpu.slowdown, gpu.busy_since, gpu.predicted_free, now);
     complete_batch(gpu.batch, ended, now);
     policy_->on_iteration_finished(state_, launch, now);
   }
@@ -458,7 +524,8 @@ void Scheduler::advance_gang(Time now) {
   GangRuntime& gang = state_.gang;
   const bool lease = policy_->mode() == ExecutionMode::kLease;
 
-  if (gang.phase == GangPhase::kOff && state_.has_large_work() && policy_->want_gang(state_, now)) {
+  if (gang.phase == GangPhase::kOff && state_.has_large_work() && !any_gpu_failed() &&
+      policy_->want_gang(state_, now)) {
     gang.phase = GangPhase::kPending;
     gang.pending_since = now;
     policy_->on_gang_pending(state_, now);
@@ -506,6 +573,16 @@ void Scheduler::release_gang(Time now) {
   gang.typical_phase = gang.typical_phase == Duration(0)
                            ? length
                            : gang.typical_phase + (length - gang.typical_phase) / 4;
+  // Under contention (large work still waiting), the cycle from the last release to this one
+  // gives the gang's share of time: admission stretches queued work by it.
+  if (state_.has_large_work() && gang.last_released > Time::zero()) {
+    const Duration cycle = now - gang.last_released;
+    if (cycle > Duration(0)) {
+      const double share = std::clamp(to_seconds(length) / to_seconds(cycle), 0.0, 1.0);
+      gang.contended_share += (share - gang.contended_share) / 4;
+    }
+  }
+  gang.last_released = now;
   state_.gang.phase = GangPhase::kOff;
   policy_->on_gang_released(state_, now);
   effects_.gang_events.push_back({GangEventKind::kReleased, now});
@@ -548,6 +625,7 @@ void Scheduler::maybe_start_small(GpuRuntime& gpu, Time now) {
     const uint32_t index = gpu.replicas[(gpu.next_replica + i) % count];
     Replica& replica = state_.replicas[index];
     if (replica.running.empty() && !state_.replica_has_queued_work(replica)) continue;
+    make_room_for_priority(replica, now);
     if (launch_small(gpu, replica, now, max_duration)) {
       gpu.next_replica = static_cast<uint32_t>((gpu.next_replica + i + 1) % count);
       return;

@@ -26,6 +26,8 @@
 #include "core/outcome.h"
 #include "core/request.h"
 #include "model/cost_model.h"
+#include "sched/admission/admission_controller.h"
+#include "sched/admission/admission_options.h"
 #include "sched/effects.h"
 #include "sched/gang_policy.h"
 #include "sched/router.h"
@@ -81,6 +83,8 @@ struct SchedulerOptions {
   std::string routing = "predicted-ttft";
   // Requests arriving before this are left out of the KV statistics (a driver's warm-up).
   Time statistics_from;
+  // Admission control, queue order and overload handling (docs/overload.md).
+  AdmissionOptions admission;
 };
 
 struct SubmitResult {
@@ -104,6 +108,12 @@ class Scheduler {
   void on_iteration_done(EngineRef engine, std::span<const RequestId> ended, Time now);
   // The client gave up. Unknown or already finished ids are ignored.
   void cancel(RequestId id, Time now);
+  // A GPU failed at `now` (engine_faults.cc): the iteration in flight on it (and the gang's, if
+  // it was running) is lost and must not be reported; sequences resident there fail; its
+  // queued requests move to other replicas; the large model takes no requests until restored.
+  void on_engine_failed(GpuId gpu, Time now);
+  // The GPU is back, empty: its replicas take work again and the gang may run.
+  void on_engine_restored(GpuId gpu, Time now);
   // A timer armed for next_wakeup() fired (or the driver just wants a decision pass).
   void on_timer(Time now);
   // Ends every live request with `reason` (driver shutdown). Iterations in flight are abandoned:
@@ -116,6 +126,7 @@ class Scheduler {
   Time next_wakeup(Time now) const;
 
   const SchedulerState& state() const { return state_; }
+  const AdmissionController& admission() const { return admission_; }
   const GangPolicy& policy() const { return *policy_; }
   const Router& router() const { return *router_; }
   int64_t live_requests() const { return state_.live_sequences; }
@@ -140,6 +151,22 @@ class Scheduler {
   BlockPool& pool_of(const Sequence& seq);
   // The most KV blocks any one engine of this model has: a longer request can never run.
   int64_t largest_pool_blocks(const ModelSpec& model) const;
+
+  // Admission (admission.cc).
+  AdmissionQuery admission_query(const Sequence& seq, Time now) const;
+  void predict_small_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const;
+  void predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const;
+  int64_t slack_queue_key(const Sequence& seq) const;
+  int64_t queue_key(const Sequence& seq) const;
+  void shed_queued(Time now);
+  // Undoes allocate_sequence for a request that was not admitted.
+  void discard_sequence(SequenceHandle handle);
+  void make_room_for_priority(Replica& replica, Time now);
+  double prefill_seconds_per_token(ModelId model) const;
+  // Whether a sequence of a deferred class at a queue's head must wait (rung defer_batch).
+  bool deferred(const Sequence& seq) const;
+
+  bool any_gpu_failed() const;
 
   void decide(Time now);
   void advance_gang(Time now);
@@ -197,6 +224,8 @@ class Scheduler {
   std::unique_ptr<Router> router_;
   std::vector<std::unique_ptr<CostModel>> cost_models_;  // indexed by ModelId value
   SchedulerState state_;
+  AdmissionController admission_;
+  std::vector<double> prefill_seconds_per_token_;  // by ModelId value: a full chunk, alone
   // Prefill-time estimates for preemption costs (initialised once the state is built).
   TtftPredictor predictor_;
   std::vector<SequenceHandle> free_handles_;

@@ -40,6 +40,9 @@ struct Replica {
 struct GpuRuntime {
   GpuId id;
   bool failed = false;
+  // Smoothed ratio of measured to predicted iteration time here (1: the cost model is right):
+  // admission scales its predictions by it, so an engine that runs slow is not overbooked.
+  double slowdown = 1.0;
   // An iteration is in flight on this GPU: a small-model one (small_busy) or the gang's.
   bool small_busy = false;
   Time busy_since;
@@ -80,6 +83,7 @@ struct LargeModelRuntime {
   Duration last_iteration{0};
   std::vector<BatchEntry> batch;
   const CostModel* cost = nullptr;
+  double slowdown = 1.0;  // as GpuRuntime::slowdown, for the gang's iterations
 };
 
 struct GangRuntime {
@@ -93,6 +97,17 @@ struct GangRuntime {
   // Smoothed length of recent gang phases (active to released), to predict how long a phase in
   // progress will still keep small requests out (their TTFT blackout).
   Duration typical_phase{0};
+  // The last release, and the smoothed share of time the gang holds the GPUs under contention:
+  // admission stretches queued work by it (small models run only outside phases, the large
+  // model only inside).
+  Time last_released;
+  double contended_share = 0;
+};
+
+// The overload ladder's state, mirrored here by the Scheduler for load reports.
+struct OverloadState {
+  const char* level = "normal";
+  double pressure = 0;
 };
 
 // How well output lengths were predicted, per model: each completed request compares what was
@@ -117,6 +132,7 @@ struct SchedulerState {
   std::vector<SmallModelRuntime> small_models;
   std::optional<LargeModelRuntime> large;
   GangRuntime gang;
+  OverloadState overload;
   int64_t live_sequences = 0;
   // Live request counts per model and SLO class ([model][class]), and queued prompt tokens per
   // model, kept up to date on every transition so that load reports cost O(models x classes).

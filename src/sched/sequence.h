@@ -65,6 +65,10 @@ struct Sequence {
   // What the predictor expected at admission: the output length and the finish time.
   double predicted_output_tokens = 0;
   Time predicted_finish;
+  // Admission: the TTFT predicted at arrival (for calibration), and the class the request
+  // named if admission moved it to another.
+  std::optional<Duration> predicted_ttft;
+  std::optional<SloClassId> downgraded_from;
   // Position in its queue's order (set when queued; smaller runs first).
   int64_t queue_key = 0;
   uint64_t queue_sequence = 0;

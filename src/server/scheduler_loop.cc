@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sys/prctl.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cmath>
 
@@ -235,7 +236,12 @@ void SchedulerLoop::finish(const RequestRecord& record, Time now) {
   finished.output_tokens = std::max(record.output_tokens, request.tokens_sent);
   finished.cached_prompt_tokens = record.cached_prompt_tokens;
   finished.hit_max_tokens = hit_max_tokens;
-  finished.retry_after_s = retry_after_s(record.model, record.reason, now);
+  // The scheduler's own figure when it gave one (admission: until the backlog or the rate
+  // limit lets this request through), else one from the load report.
+  finished.retry_after_s =
+      record.retry_after
+          ? std::clamp(static_cast<int>(std::ceil(to_seconds(*record.retry_after))), 1, 600)
+          : retry_after_s(record.model, record.reason, now);
   if (request.planned_first_token) {
     finished.engine_ttft_ms = to_ms(*request.planned_first_token - request.arrival);
   }

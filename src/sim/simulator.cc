@@ -6,6 +6,10 @@ namespace gangway {
 
 namespace {
 
+// An iteration-done event's index: the engine in the low bits, its epoch above.
+constexpr int kEpochShift = 20;
+constexpr uint64_t kEngineMask = (uint64_t{1} << kEpochShift) - 1;
+
 std::vector<std::string> class_names(const NodeSpec& node) {
   std::vector<std::string> names;
   for (const SloClass& c : node.slo_classes) names.push_back(c.name);
@@ -42,6 +46,7 @@ Simulator::Simulator(const NodeSpec& node, SchedulerOptions scheduler_options,
       scheduler_(std::make_unique<Scheduler>(node, scheduler_options, std::move(policy),
                                              std::move(router))),
       in_flight_(node.gpu_count + 1),
+      engine_epoch_(node.gpu_count + 1, 0),
       activities_(node.gpu_count, GpuActivity::kIdle),
       metrics_(class_names(node), model_names(node)),
       node_time_(node.gpu_count, Time::zero() + options.warmup) {
@@ -62,6 +67,13 @@ SimulationResult Simulator::run() {
     events_.push(pending_arrival_->spec.arrival, SimEventKind::kArrival, 0);
   } else {
     pending_arrival_.reset();
+  }
+  // Fault i starts with event 2i and ends with event 2i + 1.
+  for (size_t i = 0; i < options_.faults.size(); ++i) {
+    const FaultSpec& fault = options_.faults[i];
+    if (fault.kind != FaultKind::kGpuLoss) continue;  // overruns and stalls act at launches
+    events_.push(fault.at, SimEventKind::kFault, 2 * i);
+    if (fault.duration) events_.push(fault.at + *fault.duration, SimEventKind::kFault, 2 * i + 1);
   }
 
   while (!events_.empty()) {
@@ -107,9 +119,11 @@ void Simulator::handle(const SimEvent& event) {
     case SimEventKind::kArrival:
       submit_next_arrival();
       break;
-    case SimEventKind::kIterationDone:
-      complete_iteration(event.index);
+    case SimEventKind::kIterationDone: {
+      const uint64_t engine = event.index & kEngineMask;
+      if (event.index >> kEpochShift == engine_epoch_[engine]) complete_iteration(engine);
       break;
+    }
     case SimEventKind::kWakeup:
       if (event.index == wakeup_generation_) {
         armed_wakeup_ = Time::max();
@@ -117,6 +131,7 @@ void Simulator::handle(const SimEvent& event) {
       }
       break;
     case SimEventKind::kFault:
+      apply_fault(event.index);
       break;
   }
 }
@@ -165,11 +180,14 @@ void Simulator::complete_iteration(uint64_t engine_index) {
 void Simulator::apply_effects() {
   Effects& effects = scheduler_->effects();
   for (const IterationLaunch& launch : effects.launches) {
-    const Duration duration = engine_cost_[launch.model.value()]->iteration_time(launch.shape);
+    const Duration cost = engine_cost_[launch.model.value()]->iteration_time(launch.shape);
+    const Time end = options_.faults.empty() ? now_ + cost : faulted_end(launch, cost);
+    const Duration duration = end - now_;
     const uint64_t engine_index =
         launch.engine.gang ? static_cast<uint64_t>(node_.gpu_count) : launch.engine.gpu.value();
     in_flight_[engine_index] = launch.entries;
-    events_.push(now_ + duration, SimEventKind::kIterationDone, engine_index);
+    events_.push(end, SimEventKind::kIterationDone,
+                 engine_index | (engine_epoch_[engine_index] << kEpochShift));
     if (options_.timeline) {
       const nlohmann::json args = {{"seqs", launch.entries.size()},
                                    {"prefill_tokens", launch.shape.prefill_tokens},
@@ -191,6 +209,49 @@ void Simulator::apply_effects() {
     }
   }
   effects.clear();
+}
+
+void Simulator::apply_fault(uint64_t index) {
+  const FaultSpec& fault = options_.faults[index / 2];
+  const bool starts = index % 2 == 0;
+  const GpuId gpu = *fault.gpu;
+  if (!starts) {
+    scheduler_->on_engine_restored(gpu, now_);
+    return;
+  }
+  // The iterations in flight on the GPU, and the gang's if it is running, are lost.
+  ++engine_epoch_[gpu.value()];
+  in_flight_[gpu.value()] = {};
+  const auto gang = static_cast<size_t>(node_.gpu_count);
+  if (scheduler_->state().large && scheduler_->state().large->busy) {
+    ++engine_epoch_[gang];
+    in_flight_[gang] = {};
+  }
+  scheduler_->on_engine_failed(gpu, now_);
+}
+
+Time Simulator::faulted_end(const IterationLaunch& launch, Duration cost) const {
+  auto touches = [&](const FaultSpec& fault) {
+    return launch.engine.gang || !fault.gpu || *fault.gpu == launch.engine.gpu;
+  };
+  double factor = 1.0;
+  for (const FaultSpec& fault : options_.faults) {
+    if (fault.kind == FaultKind::kOverrun && touches(fault) && now_ >= fault.at &&
+        now_ < fault.at + *fault.duration) {
+      factor *= fault.factor;
+    }
+  }
+  Time end = now_ + seconds_to_duration(to_seconds(cost) * factor);
+  for (const FaultSpec& fault : options_.faults) {
+    if (fault.kind != FaultKind::kStall || !touches(fault)) continue;
+    const Time stall_end = fault.at + *fault.duration;
+    if (now_ >= fault.at && now_ < stall_end) {
+      end = stall_end + (end - now_);  // starts when the stall is over
+    } else if (now_ < fault.at && end > fault.at) {
+      end += *fault.duration;  // held up by the whole stall
+    }
+  }
+  return end;
 }
 
 void Simulator::arm_wakeup() {

@@ -19,6 +19,7 @@
 #include "metrics/timeline_writer.h"
 #include "sched/scheduler.h"
 #include "sim/event_queue.h"
+#include "sim/fault_spec.h"
 #include "sim/workload/request_source.h"
 
 namespace gangway {
@@ -34,6 +35,8 @@ struct SimulationOptions {
   Duration warmup{0};
   // Optional GPU timeline (Chrome trace); not owned.
   TimelineWriter* timeline = nullptr;
+  // Faults to inject (sim/fault_spec.h).
+  std::vector<FaultSpec> faults;
 };
 
 struct SimulationResult {
@@ -61,6 +64,9 @@ class Simulator {
   void handle(const SimEvent& event);
   void submit_next_arrival();
   void complete_iteration(uint64_t engine_index);
+  void apply_fault(uint64_t index);
+  // The engine's iteration time under the faults active at `now_` (overruns and stalls).
+  Time faulted_end(const IterationLaunch& launch, Duration duration) const;
   void apply_effects();
   void arm_wakeup();
   void observe_node();
@@ -81,6 +87,9 @@ class Simulator {
   std::vector<int32_t> true_output_tokens_;
   // Batch in flight per engine (index gpu_count is the gang).
   std::vector<std::span<const BatchEntry>> in_flight_;
+  // Per engine: bumped when a GPU loss voids its iteration in flight, whose completion event
+  // (tagged with the epoch it was launched in) is then ignored.
+  std::vector<uint64_t> engine_epoch_;
   std::vector<RequestId> scratch_ended_;
   std::vector<GpuActivity> activities_;
   Time armed_wakeup_ = Time::max();

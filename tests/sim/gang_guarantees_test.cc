@@ -30,6 +30,11 @@ Scenario base_scenario() {
   scenario.warmup = std::chrono::seconds(2);
   scenario.duration = std::chrono::seconds(12);
   scenario.drain_limit = std::chrono::seconds(120);
+  // The bounds are the gang policy's, measured on everything offered: no admission control,
+  // arrival order, no queue cap in the way.
+  scenario.scheduler.admission.enabled = false;
+  scenario.scheduler.admission.queue_order = QueueOrder::kArrival;
+  scenario.scheduler.admission.queue_cap = int64_t{1} << 40;
   return scenario;
 }
 

@@ -32,6 +32,10 @@ Outcome simulate(const Scenario& scenario, const std::string& routing) {
   options.warmup = scenario.warmup;
   SchedulerOptions scheduler = scenario.scheduler;
   scheduler.routing = routing;
+  // The caches and routing on everything offered (admission control is tests/sim/overload).
+  scheduler.admission.enabled = false;
+  scheduler.admission.queue_order = QueueOrder::kArrival;
+  scheduler.admission.queue_cap = int64_t{1} << 40;
   Simulator simulator(scenario.node, scheduler, make_policy(scenario.policy), nullptr, *source,
                       options);
   Outcome outcome{simulator.run(), {}, 0};

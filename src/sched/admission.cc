@@ -1,0 +1,215 @@
+// The Scheduler's side of admission control and overload handling (docs/overload.md): the TTFT
+// a new request would see at the best place it could go, shedding queued work when the overload
+// ladder climbs, the slack queue order, and priority preemption. The decisions themselves are
+// AdmissionController's; this file gathers what it needs from the scheduler's state.
+#include <algorithm>
+#include <cmath>
+
+#include "sched/scheduler.h"
+
+namespace gangway {
+
+namespace {
+
+// Share of the GPUs' time a tier is assumed to get when nothing has been measured yet, and the
+// least it is assumed to get (so a prediction never divides by nearly zero).
+constexpr double kLeastShare = 0.05;
+
+Duration scaled(Duration d, double factor) {
+  return seconds_to_duration(to_seconds(d) * factor);
+}
+
+}  // namespace
+
+double Scheduler::prefill_seconds_per_token(ModelId model) const {
+  return prefill_seconds_per_token_[model.value()];
+}
+
+AdmissionQuery Scheduler::admission_query(const Sequence& seq, Time now) const {
+  AdmissionQuery query;
+  const ModelSpec& model = node_.model(seq.spec.model);
+  query.queued_same_class =
+      state_.queued_by_class[seq.spec.model.value()][seq.spec.slo_class.value()];
+  if (model.is_large()) {
+    query.no_capacity = std::any_of(state_.gpus.begin(), state_.gpus.end(),
+                                    [](const GpuRuntime& gpu) { return gpu.failed; });
+  } else {
+    query.no_capacity = true;
+    for (uint32_t index : state_.small_models[model.id.value()].replicas) {
+      if (!state_.gpus[state_.replicas[index].gpu.value()].failed) query.no_capacity = false;
+    }
+  }
+  if (query.no_capacity || !admission_.enabled()) return query;
+  if (model.is_large()) {
+    predict_large_ttft(seq, now, query);
+  } else {
+    predict_small_ttft(seq, now, query);
+  }
+  const Duration correction = admission_.correction(model.id, now);
+  query.predicted_wait += correction;
+  query.predicted_ttft += correction;
+  return query;
+}
+
+// On each replica: the rest of the iteration in flight and the gang's blackout (as the router
+// sees them), then the prefill work ahead of it and its own, in iterations of the batch that
+// replica runs now: its resident sequences decode one token each per iteration and prefill gets
+// the rest of the token budget, at the cost model's time for such an iteration (decode-heavy
+// batches are slower than a prefill chunk alone, which the router's lone-chunk rate ignores).
+// Queued work is stretched by the share of time the gang takes under contention, and all of it
+// by the GPU's measured slowdown. The best replica's figures are the request's.
+void Scheduler::predict_small_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const {
+  const double gang_share = std::min(state_.gang.contended_share, 1.0 - kLeastShare);
+  const double stretch = 1.0 / (1.0 - gang_share);
+  const ModelSpec& model = node_.model(seq.spec.model);
+  const CostModel& cost = *cost_models_[model.id.value()];
+  const int32_t budget = model.max_batched_tokens;
+  bool found = false;
+  for (uint32_t index : state_.small_models[seq.spec.model.value()].replicas) {
+    const Replica& replica = state_.replicas[index];
+    const GpuRuntime& gpu = state_.gpus[replica.gpu.value()];
+    if (gpu.failed) continue;
+    const TtftEstimate own = predictor_.own_part(state_, replica, seq);
+    const Duration base = predictor_.wait(state_, replica, 0, now);
+    const auto decodes = static_cast<int32_t>(replica.running.size());
+    const int32_t prefill_per_iteration = std::max(budget - decodes, std::max(1, budget / 8));
+    BatchShape shape;
+    shape.prefill_tokens = prefill_per_iteration;
+    shape.prefill_seqs = 1;
+    shape.decode_seqs = decodes;
+    shape.decode_context_tokens = replica.kv.used_blocks() * node_.kv_block_tokens;
+    const double iteration_s = to_seconds(cost.iteration_time(shape));
+    // Its own queue and resident prefill, and its share of the model's shared (late-binding)
+    // queue.
+    const RequestQueue& shared = state_.small_models[seq.spec.model.value()].queue;
+    const auto replicas =
+        static_cast<int64_t>(state_.small_models[seq.spec.model.value()].replicas.size());
+    const int64_t ahead = replica.queue.queued_tokens() + replica.resident_prefill_tokens +
+                          shared.queued_tokens() / std::max<int64_t>(1, replicas);
+    const double work_s = static_cast<double>(ahead) / prefill_per_iteration * iteration_s;
+    const int32_t own_tokens = std::max(1, seq.prefill_target_tokens - own.cached_tokens());
+    const double own_s =
+        std::ceil(static_cast<double>(own_tokens) / prefill_per_iteration) * iteration_s;
+    const Duration wait = scaled(base + seconds_to_duration(work_s * stretch), gpu.slowdown);
+    const Duration ttft = wait + own.load + seconds_to_duration(own_s * gpu.slowdown);
+    if (!found || ttft < query.predicted_ttft) {
+      query.predicted_ttft = ttft;
+      query.predicted_wait = wait;
+      found = true;
+    }
+  }
+}
+
+// The large model: until the gang can start (the barrier: the last busy GPU's boundary; the
+// arbiter starts a phase early for work whose slack runs out, and the learned correction covers
+// the usual gap when it does not), then the large prefill work ahead of it and its own, stretched
+// by the share of time the gang gets under contention.
+void Scheduler::predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const {
+  const GangRuntime& gang = state_.gang;
+  const LargeModelRuntime& large = *state_.large;
+  Duration start{0};
+  if (gang.phase != GangPhase::kActive) {
+    Time barrier = now;
+    for (const GpuRuntime& gpu : state_.gpus) {
+      if (gpu.small_busy) barrier = std::max(barrier, gpu.predicted_free);
+    }
+    start = barrier - now;
+  } else if (large.busy && large.predicted_free > now) {
+    start = large.predicted_free - now;
+  }
+  const double share = std::clamp(gang.contended_share, kLeastShare, 1.0);
+  // With the gang active, the work ahead runs now; otherwise at the gang's share of time.
+  const double stretch = gang.phase == GangPhase::kActive ? 1.0 : 1.0 / share;
+  const double seconds_per_token = prefill_seconds_per_token(seq.spec.model);
+  const auto ahead = static_cast<double>(state_.queued_prompt_tokens[seq.spec.model.value()] +
+                                         large.resident_prefill_tokens);
+  const Duration work = seconds_to_duration(ahead * seconds_per_token * stretch);
+  const Duration own = predictor_.prefill_time(state_, seq.spec.model, seq.spec.prompt_tokens, 0);
+  query.predicted_wait = scaled(start + work, large.slowdown);
+  query.predicted_ttft = query.predicted_wait + scaled(own, large.slowdown);
+}
+
+// Least slack first: the request's deadline (its class's TTFT target, its own deadline if
+// sooner, or the no-target deadline) minus its predicted prefill. Fixed at arrival, so the
+// order costs nothing to keep; requests without a target age into the front after
+// no_target_deadline.
+int64_t Scheduler::slack_queue_key(const Sequence& seq) const {
+  const SloClass& slo = node_.slo_class(seq.spec.slo_class);
+  Time deadline =
+      seq.spec.arrival + slo.ttft_target.value_or(options_.admission.no_target_deadline);
+  if (seq.spec.ttft_deadline) deadline = std::min(deadline, *seq.spec.ttft_deadline);
+  const Duration prefill =
+      seconds_to_duration(seq.spec.prompt_tokens * prefill_seconds_per_token(seq.spec.model));
+  return (deadline - prefill).ns();
+}
+
+int64_t Scheduler::queue_key(const Sequence& seq) const {
+  if (options_.admission.queue_order == QueueOrder::kSlack) return slack_queue_key(seq);
+  return policy_->queue_key(state_, seq);
+}
+
+// The ladder started shedding: queued requests of the classes it sheds end now (rejected, shed,
+// retry elsewhere). Resident ones finish: their work is partly done.
+void Scheduler::shed_queued(Time now) {
+  for (SequenceHandle h = 0; h < state_.sequences.size(); ++h) {
+    Sequence& seq = state_.sequences[h];
+    if (seq.state != SequenceState::kQueued || seq.swapped || seq.generated_tokens > 0) continue;
+    if (!admission_.sheds(seq.spec.slo_class)) continue;
+    finish(h, Outcome::kRejected, Reason::kShed, now);
+    effects_.finished.back().retry_after = std::chrono::seconds(1);
+    admission_.note_shed_from_queue();
+  }
+}
+
+void Scheduler::discard_sequence(SequenceHandle handle) {
+  Sequence& seq = state_.sequences[handle];
+  handle_by_id_.erase(seq.spec.id);
+  seq.state = SequenceState::kFinished;
+  seq.spec.prefix_blocks.clear();
+  free_handles_.push_back(handle);
+  --state_.live_sequences;
+}
+
+// Priority preemption: the head of this replica's queue is of the most important class and
+// cannot start for want of a batch slot or KV memory, while a sequence of the least important
+// class holds one. That sequence leaves (swapped or dropped for recompute, whichever costs
+// less; a pause would keep its memory) and goes back to its queue. One per decision pass.
+void Scheduler::make_room_for_priority(Replica& replica, Time now) {
+  if (!admission_.enabled() || !options_.admission.priority_preemption) return;
+  if (replica.running.empty()) return;
+  RequestQueue* queue = !replica.queue.empty() ? &replica.queue : nullptr;
+  RequestQueue& shared = state_.small_models[replica.model.value()].queue;
+  if (queue == nullptr && !shared.empty()) queue = &shared;
+  if (queue == nullptr) return;
+  const Sequence& head = state_.sequences[queue->front()];
+  if (!admission_.most_important(head.spec.slo_class) ||
+      admission_.least_important(head.spec.slo_class)) {
+    return;
+  }
+  const ModelSpec& model = node_.model(replica.model);
+  const int64_t first_chunk = std::min(head.spec.prompt_tokens, model.prefill_chunk_tokens);
+  const bool slots_full =
+      static_cast<int64_t>(replica.running.size()) >= static_cast<int64_t>(model.max_num_seqs);
+  const bool memory_short =
+      blocks_for_tokens(first_chunk, node_.kv_block_tokens) > replica.kv.available_blocks();
+  if (!slots_full && !memory_short) return;
+  SequenceHandle victim = kNoSequence;
+  for (SequenceHandle h : replica.running) {
+    const Sequence& seq = state_.sequences[h];
+    if (seq.in_flight || !admission_.least_important(seq.spec.slo_class)) continue;
+    if (victim == kNoSequence || seq.kv_tokens < state_.sequences[victim].kv_tokens) victim = h;
+  }
+  if (victim == kNoSequence) return;
+  preempt(victim, now, PreemptionReason::kPriority, /*memory_needed=*/true);
+}
+
+bool Scheduler::deferred(const Sequence& seq) const {
+  if (!admission_.defers(seq.spec.slo_class)) return false;
+  const std::vector<int64_t>& queued = state_.queued_by_class[seq.spec.model.value()];
+  for (size_t c = 0; c < queued.size(); ++c) {
+    if (queued[c] > 0 && !admission_.defers(SloClassId(static_cast<uint8_t>(c)))) return true;
+  }
+  return false;
+}
+
+}  // namespace gangway

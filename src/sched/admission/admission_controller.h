@@ -1,0 +1,124 @@
+// Admission control: decides at arrival, in constant time, whether the node takes a request,
+// in which class and with what max_tokens, or rejects it now with a reason a router can act on
+// and a Retry-After. It owns the rate limits (token buckets per tenant and class) and the
+// overload ladder; the Scheduler gives it the request's predicted TTFT and the queue depth, so
+// this class never looks at sequences or GPUs. Sans-I/O: told the time. docs/overload.md.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/node_spec.h"
+#include "core/outcome.h"
+#include "core/request.h"
+#include "sched/admission/admission_options.h"
+#include "sched/admission/overload_ladder.h"
+#include "sched/admission/token_bucket.h"
+
+namespace gangway {
+
+// What the Scheduler knows about an arrival when it asks.
+struct AdmissionQuery {
+  // TTFT at the best place it could go, and the wait part of it (before its own prefill).
+  Duration predicted_ttft{0};
+  Duration predicted_wait{0};
+  // Requests of its model and class queued now (not yet started).
+  int64_t queued_same_class = 0;
+  // The model cannot run on this node now (a GPU of the gang or of every replica is lost).
+  bool no_capacity = false;
+};
+
+struct AdmissionVerdict {
+  bool admit = false;
+  Reason reason = Reason::kNone;        // when rejected
+  std::optional<Duration> retry_after;  // when rejected and a retry can succeed
+  SloClassId slo_class;                 // the class it is served in (downgrades change it)
+  int32_t max_tokens = 0;               // possibly capped by the ladder
+  bool best_effort = false;             // admitted although predicted to miss its target
+};
+
+// Counters for reports; constant size.
+struct AdmissionCounters {
+  // Decisions by reason (kNone: admitted).
+  std::array<int64_t, kReasonCount> decisions{};
+  int64_t downgraded = 0;
+  int64_t best_effort = 0;
+  int64_t capped_max_tokens = 0;
+  // Queued requests dropped because the ladder began shedding their class.
+  int64_t shed_from_queue = 0;
+  // Predicted TTFT of admitted requests against what they got, for calibration.
+  int64_t predictions = 0;
+  double prediction_error_ms_sum = 0;  // signed: actual - predicted
+  double prediction_abs_error_ms_sum = 0;
+};
+
+class AdmissionController {
+ public:
+  AdmissionController(const NodeSpec& node, AdmissionOptions options);
+
+  const AdmissionOptions& options() const { return options_; }
+  bool enabled() const { return options_.enabled; }
+
+  AdmissionVerdict decide(const RequestSpec& spec, const AdmissionQuery& query, Time now);
+
+  // A fresh sample of the node's pressure as seen by model `model`: predicted wait over the
+  // tightest TTFT target the node serves. Drives the ladder; true when its level changed.
+  bool observe_pressure(ModelId model, double pressure, Time now);
+  OverloadLevel level() const { return ladder_.level(); }
+  const OverloadLadder& ladder() const { return ladder_; }
+  double pressure() const { return pressure_; }
+
+  // Whether the ladder currently sheds requests of this class (queued ones are dropped too).
+  bool sheds(SloClassId slo_class) const;
+  // Whether a sequence of this class waits while others are queued (rung defer_batch).
+  bool defers(SloClassId slo_class) const;
+  bool most_important(SloClassId slo_class) const { return rank_of(slo_class) == lowest_rank_; }
+  bool least_important(SloClassId slo_class) const { return rank_of(slo_class) == highest_rank_; }
+  // The tightest TTFT target of any class (the pressure's yardstick).
+  Duration tightest_target() const { return tightest_target_; }
+
+  // A request admitted with `predicted` TTFT got its first token after `actual`. The smoothed
+  // error per model corrects later predictions (correction()): the model of the wait is simple
+  // and the engines may run slower than the cost model says, so admission learns its own bias.
+  // The correction fades with a half-life of a second without new samples, so that a model
+  // whose requests are all being turned away is offered requests again and measured anew.
+  void note_prediction(ModelId model, Duration predicted, Duration actual, Time now);
+  Duration correction(ModelId model, Time now) const;
+  void note_shed_from_queue() { ++counters_.shed_from_queue; }
+  const AdmissionCounters& counters() const { return counters_; }
+
+ private:
+  int rank_of(SloClassId slo_class) const { return node_->slo_class(slo_class).rank; }
+  // Longest wait any matching bucket needs before `tokens` tokens of this request would pass.
+  Duration rate_limit_wait(const RequestSpec& spec, double tokens, Time now);
+  AdmissionVerdict reject(Reason reason, std::optional<Duration> retry_after,
+                          const RequestSpec& spec);
+
+  const NodeSpec* node_;
+  AdmissionOptions options_;
+  OverloadLadder ladder_;
+  // Per rule: requests bucket and tokens bucket (either may be unused: rate zero).
+  std::vector<TokenBucket> request_buckets_;
+  std::vector<TokenBucket> token_buckets_;
+  struct PressureSample {
+    double pressure = 0;
+    Time at;
+    bool seen = false;
+  };
+  std::vector<PressureSample> samples_;  // by model
+  struct Correction {
+    double seconds = 0;  // smoothed actual - predicted TTFT, never negative
+    Time at;             // of the last sample
+  };
+  std::vector<Correction> corrections_;  // by model
+  double pressure_ = 0;
+  int lowest_rank_ = 0;
+  int highest_rank_ = 0;
+  int second_lowest_rank_ = 0;
+  Duration tightest_target_ = std::chrono::milliseconds(200);
+  AdmissionCounters counters_;
+};
+
+}  // namespace gangway

@@ -1,0 +1,186 @@
+#include "sched/admission/admission_controller.h"
+
+#include <gtest/gtest.h>
+
+namespace gangway {
+namespace {
+
+using std::chrono::milliseconds;
+
+Time at_ms(int64_t ms) {
+  return Time::zero() + milliseconds(ms);
+}
+
+NodeSpec node_with_default_classes() {
+  NodeSpec node;
+  node.slo_classes = default_slo_classes();  // interactive 200 ms, standard 2 s, batch
+  ModelSpec model;
+  model.id = ModelId(0);
+  model.name = "m";
+  node.models.push_back(model);
+  return node;
+}
+
+RequestSpec request(uint8_t slo_class, int32_t prompt = 100, int32_t max_tokens = 100) {
+  RequestSpec spec;
+  spec.id = RequestId(1);
+  spec.model = ModelId(0);
+  spec.slo_class = SloClassId(slo_class);
+  spec.prompt_tokens = prompt;
+  spec.max_tokens = max_tokens;
+  return spec;
+}
+
+AdmissionQuery predicted(int64_t ttft_ms) {
+  AdmissionQuery query;
+  query.predicted_ttft = milliseconds(ttft_ms);
+  query.predicted_wait = milliseconds(ttft_ms / 2);
+  return query;
+}
+
+TEST(AdmissionController, PredictedMissIsRejectedDowngradedOrTakenByClassPolicy) {
+  NodeSpec node = node_with_default_classes();
+  node.slo_classes[0].on_predicted_miss = MissAction::kReject;
+  AdmissionController admission(node, AdmissionOptions{});
+  // Interactive within its target: admitted as asked.
+  AdmissionVerdict ok = admission.decide(request(0), predicted(150), at_ms(0));
+  EXPECT_TRUE(ok.admit);
+  EXPECT_EQ(ok.slo_class, SloClassId(0));
+  // 300 ms predicted against 200: rejected, retry after at least a second.
+  AdmissionVerdict late = admission.decide(request(0), predicted(300), at_ms(0));
+  EXPECT_FALSE(late.admit);
+  EXPECT_EQ(late.reason, Reason::kDeadlineUnmeetable);
+  ASSERT_TRUE(late.retry_after.has_value());
+  EXPECT_GE(*late.retry_after, std::chrono::seconds(1));
+  // Standard (2 s, downgrade_to batch by default) predicted at 3 s: served as batch.
+  AdmissionVerdict down = admission.decide(request(1), predicted(3000), at_ms(0));
+  EXPECT_TRUE(down.admit);
+  EXPECT_EQ(down.slo_class, SloClassId(2));
+  EXPECT_EQ(admission.counters().downgraded, 1);
+  // Best effort: admitted and counted.
+  node.slo_classes[0].on_predicted_miss = MissAction::kBestEffort;
+  AdmissionController lenient(node, AdmissionOptions{});
+  AdmissionVerdict taken = lenient.decide(request(0), predicted(300), at_ms(0));
+  EXPECT_TRUE(taken.admit);
+  EXPECT_TRUE(taken.best_effort);
+  // Batch has no target: never rejected for lateness.
+  EXPECT_TRUE(admission.decide(request(2), predicted(60000), at_ms(0)).admit);
+}
+
+TEST(AdmissionController, RequestDeadlineTighterThanTheClassTargetCounts) {
+  const NodeSpec node = node_with_default_classes();
+  AdmissionController admission(node, AdmissionOptions{});
+  RequestSpec spec = request(1);  // standard: 2 s
+  spec.ttft_deadline = spec.arrival + milliseconds(100);
+  spec.slo_class = SloClassId(0);
+  EXPECT_FALSE(admission.decide(spec, predicted(150), at_ms(0)).admit);
+}
+
+TEST(AdmissionController, TokenBucketsLimitPerTenantAndTellWhenToRetry) {
+  const NodeSpec node = node_with_default_classes();
+  AdmissionOptions options;
+  RateLimit limit;
+  limit.tenant = TenantId(1);
+  limit.requests_per_s = 10;
+  limit.burst_s = 0.5;  // a burst of 5 requests
+  options.rate_limits.push_back(limit);
+  AdmissionController admission(node, options);
+  RequestSpec spec = request(2);
+  spec.tenant = TenantId(1);
+  int admitted = 0;
+  AdmissionVerdict last;
+  for (int i = 0; i < 8; ++i) {
+    last = admission.decide(spec, predicted(10), at_ms(0));
+    admitted += last.admit ? 1 : 0;
+  }
+  EXPECT_EQ(admitted, 5);
+  EXPECT_EQ(last.reason, Reason::kRateLimited);
+  ASSERT_TRUE(last.retry_after.has_value());
+  // Another tenant is not limited by that rule.
+  RequestSpec other = request(2);
+  other.tenant = TenantId(0);
+  EXPECT_TRUE(admission.decide(other, predicted(10), at_ms(0)).admit);
+  // 100 ms later one more token has come.
+  EXPECT_TRUE(admission.decide(spec, predicted(10), at_ms(100)).admit);
+  EXPECT_FALSE(admission.decide(spec, predicted(10), at_ms(100)).admit);
+}
+
+TEST(AdmissionController, QueueCapBoundsEachModelAndClass) {
+  const NodeSpec node = node_with_default_classes();
+  AdmissionOptions options;
+  options.queue_cap = 3;
+  AdmissionController admission(node, options);
+  AdmissionQuery query = predicted(10);
+  query.queued_same_class = 2;
+  EXPECT_TRUE(admission.decide(request(2), query, at_ms(0)).admit);
+  query.queued_same_class = 3;
+  const AdmissionVerdict full = admission.decide(request(2), query, at_ms(0));
+  EXPECT_FALSE(full.admit);
+  EXPECT_EQ(full.reason, Reason::kQueueFull);
+  EXPECT_TRUE(retry_elsewhere(full.reason));
+}
+
+TEST(AdmissionController, LadderShedsBatchThenStandardButNeverTheMostImportantWholesale) {
+  const NodeSpec node = node_with_default_classes();
+  AdmissionController admission(node, AdmissionOptions{});
+  int64_t t = 0;
+  // Pressure 1.0: up to shed_batch (0.9) after three dwells, not shed_standard (1.2).
+  for (; t <= 2000; t += 10) admission.observe_pressure(ModelId(0), 1.0, at_ms(t));
+  EXPECT_EQ(admission.level(), OverloadLevel::kShedBatch);
+  EXPECT_TRUE(admission.sheds(SloClassId(2)));
+  EXPECT_FALSE(admission.sheds(SloClassId(1)));
+  EXPECT_EQ(admission.decide(request(2), predicted(10), at_ms(t)).reason, Reason::kShed);
+  // Pressure 2.0: every rung; standard is shed, interactive only when predicted late.
+  for (; t <= 5000; t += 10) admission.observe_pressure(ModelId(0), 2.0, at_ms(t));
+  EXPECT_EQ(admission.level(), OverloadLevel::kShedInteractive);
+  EXPECT_TRUE(admission.sheds(SloClassId(1)));
+  EXPECT_FALSE(admission.sheds(SloClassId(0)));
+  EXPECT_TRUE(admission.decide(request(0), predicted(150), at_ms(t)).admit);
+  // Load gone: the ladder steps back down one rung per dwell.
+  for (; t <= 8000; t += 10) admission.observe_pressure(ModelId(0), 0.0, at_ms(t));
+  EXPECT_EQ(admission.level(), OverloadLevel::kNormal);
+  EXPECT_TRUE(admission.decide(request(2), predicted(10), at_ms(t)).admit);
+}
+
+TEST(AdmissionController, CapsBatchMaxTokensOnItsRung) {
+  const NodeSpec node = node_with_default_classes();
+  AdmissionOptions options;
+  options.capped_max_tokens = 64;
+  AdmissionController admission(node, options);
+  for (int64_t t = 0; t <= 1000; t += 10) admission.observe_pressure(ModelId(0), 0.8, at_ms(t));
+  EXPECT_EQ(admission.level(), OverloadLevel::kCapBatchTokens);
+  EXPECT_EQ(admission.decide(request(2, 100, 1000), predicted(10), at_ms(1000)).max_tokens, 64);
+  EXPECT_EQ(admission.decide(request(0, 100, 1000), predicted(10), at_ms(1000)).max_tokens, 1000);
+  EXPECT_TRUE(admission.defers(SloClassId(2)));
+  EXPECT_FALSE(admission.defers(SloClassId(0)));
+}
+
+TEST(AdmissionController, DisabledAdmitsLateRequestsButKeepsCapsAndLimits) {
+  const NodeSpec node = node_with_default_classes();
+  AdmissionOptions options;
+  options.enabled = false;
+  options.queue_cap = 1;
+  AdmissionController admission(node, options);
+  EXPECT_TRUE(admission.decide(request(0), predicted(5000), at_ms(0)).admit);
+  AdmissionQuery full = predicted(5000);
+  full.queued_same_class = 1;
+  EXPECT_EQ(admission.decide(request(0), full, at_ms(0)).reason, Reason::kQueueFull);
+  AdmissionQuery lost = predicted(10);
+  lost.no_capacity = true;
+  EXPECT_EQ(admission.decide(request(0), lost, at_ms(0)).reason, Reason::kNoCapacity);
+}
+
+TEST(AdmissionController, LearnsItsBiasAndForgetsItWhenNoSamplesCome) {
+  const NodeSpec node = node_with_default_classes();
+  AdmissionController admission(node, AdmissionOptions{});
+  for (int i = 0; i < 200; ++i) {
+    admission.note_prediction(ModelId(0), milliseconds(100), milliseconds(300), at_ms(i));
+  }
+  // Capped at half the tightest target (200 ms).
+  EXPECT_GT(admission.correction(ModelId(0), at_ms(200)), milliseconds(90));
+  EXPECT_LE(admission.correction(ModelId(0), at_ms(200)), milliseconds(100));
+  EXPECT_LT(admission.correction(ModelId(0), at_ms(20200)), milliseconds(1));
+}
+
+}  // namespace
+}  // namespace gangway

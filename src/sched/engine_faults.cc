@@ -1,0 +1,82 @@
+// GPU failure and recovery (issue: failure modes). A lost GPU takes with it the iteration in
+// flight there and the KV it held: resident sequences fail (their state is gone), queued ones
+// move to replicas on healthy GPUs, and the large model, which needs all GPUs, cannot run at
+// all: its queued requests are rejected at once with a retry-elsewhere reason, as are new ones
+// (admission_query says no_capacity). Every request still ends exactly once.
+#include <algorithm>
+
+#include "sched/scheduler.h"
+
+namespace gangway {
+
+bool Scheduler::any_gpu_failed() const {
+  return std::any_of(state_.gpus.begin(), state_.gpus.end(),
+                     [](const GpuRuntime& gpu) { return gpu.failed; });
+}
+
+void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
+  GpuRuntime& gpu = state_.gpus.at(gpu_id.value());
+  if (gpu.failed) return;
+  gpu.failed = true;
+  // The small iteration in flight here is lost.
+  if (gpu.small_busy) {
+    for (const BatchEntry& entry : gpu.batch) state_.sequences[entry.handle].in_flight = false;
+    gpu.batch.clear();
+    gpu.small_busy = false;
+  }
+  for (uint32_t index : gpu.replicas) {
+    Replica& replica = state_.replicas[index];
+    // Resident sequences lose their KV: they fail.
+    std::vector<SequenceHandle> resident = replica.running;
+    resident.insert(resident.end(), replica.paused.begin(), replica.paused.end());
+    for (SequenceHandle h : resident) finish(h, Outcome::kFailed, Reason::kEngineFailed, now);
+    // Its prefix cache went with the GPU.
+    const int64_t capacity = replica.kv.capacity_blocks();
+    replica.kv.set_capacity(0);
+    replica.kv.set_capacity(capacity);
+    // Queued requests (including swapped-out ones, whose KV is safe in host memory) go to
+    // healthy replicas; with none left, they are rejected.
+    std::vector<SequenceHandle> queued;
+    for (const auto& entry : replica.queue) queued.push_back(std::get<2>(entry));
+    for (SequenceHandle h : queued) {
+      Sequence& seq = state_.sequences[h];
+      if (admission_query(seq, now).no_capacity) {
+        finish(h, Outcome::kRejected, Reason::kNoCapacity, now);
+      } else {
+        replica.queue.erase(h, seq);
+        enqueue_small(h, now);
+      }
+    }
+  }
+  // The large model needs every GPU: its iteration in flight and its resident state are lost,
+  // and what waits for it is told to go elsewhere now.
+  if (state_.large) {
+    LargeModelRuntime& large = *state_.large;
+    if (large.busy) {
+      for (const BatchEntry& entry : large.batch) state_.sequences[entry.handle].in_flight = false;
+      large.batch.clear();
+      large.busy = false;
+    }
+    std::vector<SequenceHandle> resident = large.running;
+    for (SequenceHandle h : resident) finish(h, Outcome::kFailed, Reason::kEngineFailed, now);
+    std::vector<SequenceHandle> queued;
+    for (const auto& entry : large.queue) queued.push_back(std::get<2>(entry));
+    for (SequenceHandle h : queued) {
+      finish(h, Outcome::kRejected, Reason::kNoCapacity, now);
+    }
+    if (state_.gang.phase != GangPhase::kOff) release_gang(now);
+  }
+  decide(now);
+  after_event();
+}
+
+void Scheduler::on_engine_restored(GpuId gpu_id, Time now) {
+  GpuRuntime& gpu = state_.gpus.at(gpu_id.value());
+  if (!gpu.failed) return;
+  gpu.failed = false;
+  gpu.slowdown = 1.0;
+  decide(now);
+  after_event();
+}
+
+}  // namespace gangway

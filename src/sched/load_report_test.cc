@@ -1,0 +1,106 @@
+// The load report a router reads (docs/overload.md): queue depth per model and class, predicted
+// wait, headroom, the gang's lease, the overload ladder; and the scheduler's admission decisions
+// on a real state (rejected requests end at once with a reason and a Retry-After).
+#include "sched/load_report.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "sched/policy_registry.h"
+#include "sched/scheduler.h"
+
+namespace gangway {
+namespace {
+
+RequestSpec request(uint64_t id, ModelId model, uint8_t slo_class, int prompt, Time arrival) {
+  RequestSpec spec;
+  spec.id = RequestId(id);
+  spec.model = model;
+  spec.slo_class = SloClassId(slo_class);
+  spec.arrival = arrival;
+  spec.prompt_tokens = prompt;
+  spec.max_tokens = 16;
+  return spec;
+}
+
+std::unique_ptr<Scheduler> make(SchedulerOptions options = {}) {
+  PolicySpec spec;
+  spec.name = "gangway";
+  return std::make_unique<Scheduler>(default_node_spec(), options, make_policy(spec), nullptr);
+}
+
+TEST(LoadReport, IdleNodeHasHeadroomAndNoLease) {
+  auto scheduler = make();
+  const LoadReport report = compute_load_report(scheduler->state(), Time::zero());
+  ASSERT_EQ(report.models.size(), 2u);
+  for (const ModelLoad& load : report.models) {
+    EXPECT_EQ(load.queued, 0);
+    EXPECT_DOUBLE_EQ(load.predicted_wait_ms, 0.0);
+    EXPECT_GT(load.headroom_rps, 0.0);
+  }
+  EXPECT_EQ(report.gang_phase, "off");
+  EXPECT_FALSE(report.lease_start_s.has_value());
+  EXPECT_EQ(report.overload_level, "normal");
+  const nlohmann::json json = to_json(report);
+  EXPECT_TRUE(json["models"]["llama-3-8b"].contains("headroom_rps"));
+  EXPECT_TRUE(json["gang"].contains("lease_start_s"));
+  EXPECT_EQ(json["overload"]["level"], "normal");
+}
+
+TEST(LoadReport, QueuedWorkRaisesTheWaitAndUsesUpTheHeadroom) {
+  SchedulerOptions options;
+  options.admission.enabled = false;  // let the queue build
+  options.admission.queue_cap = 100000;
+  auto scheduler = make(options);
+  const Time now = Time::zero();
+  for (uint64_t id = 1; id <= 4000; ++id) {
+    scheduler->submit(request(id, ModelId(0), 2, 2000, now), now);
+  }
+  const LoadReport report = compute_load_report(scheduler->state(), now);
+  const ModelLoad& small = report.models[0];
+  EXPECT_GT(small.queued, 3000);
+  EXPECT_EQ(small.classes[2].queued, small.queued);  // all batch
+  EXPECT_GT(small.predicted_wait_ms, 200.0);
+  EXPECT_DOUBLE_EQ(small.headroom_rps, 0.0);
+}
+
+TEST(SchedulerAdmission, RejectsAtOnceWithReasonAndRetryAfterWhenTheTargetCannotBeMet) {
+  auto scheduler = make();
+  const Time now = Time::zero();
+  // Fill the small model's queues with batch work far beyond what 200 ms can clear.
+  for (uint64_t id = 1; id <= 3000; ++id) {
+    scheduler->submit(request(id, ModelId(0), 2, 2000, now), now);
+  }
+  scheduler->effects().clear();
+  const SubmitResult result = scheduler->submit(request(9999, ModelId(0), 0, 500, now), now);
+  EXPECT_FALSE(result.accepted);
+  ASSERT_EQ(scheduler->effects().finished.size(), 1u);
+  const RequestRecord& record = scheduler->effects().finished[0];
+  EXPECT_EQ(record.outcome, Outcome::kRejected);
+  EXPECT_EQ(record.reason, Reason::kDeadlineUnmeetable);
+  ASSERT_TRUE(record.retry_after.has_value());
+  EXPECT_GE(*record.retry_after, std::chrono::seconds(1));
+  EXPECT_EQ(
+      scheduler->admission().counters().decisions[static_cast<int>(Reason::kDeadlineUnmeetable)],
+      1);
+}
+
+TEST(SchedulerAdmission, LostGpuRejectsTheLargeModelAndRestoresIt) {
+  auto scheduler = make();
+  Time now = Time::zero();
+  scheduler->on_engine_failed(GpuId(5), now);
+  scheduler->effects().clear();
+  EXPECT_FALSE(scheduler->submit(request(1, ModelId(1), 0, 100, now), now).accepted);
+  ASSERT_EQ(scheduler->effects().finished.size(), 1u);
+  EXPECT_EQ(scheduler->effects().finished[0].reason, Reason::kNoCapacity);
+  EXPECT_TRUE(retry_elsewhere(Reason::kNoCapacity));
+  // Small models still run (on the other seven GPUs).
+  EXPECT_TRUE(scheduler->submit(request(2, ModelId(0), 0, 100, now), now).accepted);
+  now += std::chrono::seconds(1);
+  scheduler->on_engine_restored(GpuId(5), now);
+  EXPECT_TRUE(scheduler->submit(request(3, ModelId(1), 0, 100, now), now).accepted);
+}
+
+}  // namespace
+}  // namespace gangway
