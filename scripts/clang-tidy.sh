@@ -5,5 +5,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/test}
 files=$(git ls-files 'src/core/*.cc' 'src/model/*.cc' 'src/kv/*.cc' 'src/sched/*.cc' \
-        'src/sched/policies/*.cc' | grep -v '_test\.cc$')
+        'src/sched/policies/*.cc' 'src/sched/admission/*.cc' 'src/sched/routers/*.cc' |
+        grep -v '_test\.cc$')
 clang-tidy -p "$build" --quiet $files

@@ -117,7 +117,7 @@ int32_t HostKvTier::match(uint32_t key, std::span<const BlockHash> hashes, int32
 void HostKvTier::touch(uint32_t key, std::span<const BlockHash> hashes, int32_t from,
                        int32_t count) {
   for (int32_t i = 0; i < count; ++i) {
-    const uint32_t entry = find(key, hashes[static_cast<size_t>(from + i)]);
+    const uint32_t entry = find(key, hashes[static_cast<size_t>(from) + static_cast<size_t>(i)]);
     if (entry == kNone) throw std::logic_error("HostKvTier::touch: block not kept");
     unlink(entry);
     link_newest(entry);
