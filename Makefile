@@ -1,7 +1,9 @@
 # The two commands of the README:
 #   make run    builds gangway and starts its main job: the node daemon (gangway serve) on
 #               http://127.0.0.1:8000 over 8 emulated GPUs (Ctrl-C drains and stops it)
-#   make test   builds the tests (normal and sanitizer builds) and runs them
+#   make test   builds the tests (normal and sanitizer builds) and runs them; the sanitizer pass
+#               leaves out wall-clock tests (label slow) and the long statistical simulations
+#               (queueing validation, gang bounds), which the normal build runs with invariants
 # Both install missing Debian packages first (scripts/setup.sh).
 
 JOBS ?= $(shell nproc)
@@ -34,7 +36,7 @@ asan-build: setup
 test: test-build asan-build
 	cd build/test && ctest --output-on-failure -j$(JOBS)
 	cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -j$(JOBS) -LE slow
+	  ctest --output-on-failure -j$(JOBS) -LE slow -E 'QueueingValidation|GangGuarantees'
 
 bench: release
 	build/release/bench/gangway_bench
