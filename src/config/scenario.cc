@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "config/admission_config.h"
+#include "config/cluster_config.h"
 #include "config/memory_check.h"
 #include "config/model_config.h"
 #include "config/node_config.h"
@@ -58,7 +59,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& path) {
   const YamlMap root =
       root_value.map({"name", "seed", "duration_s", "drain_s", "warmup_s", "node", "scheduler",
                       "models", "slo_classes", "tenants", "policy", "workload", "trace_mapping",
-                      "server", "admission", "faults"});
+                      "server", "admission", "faults", "cluster"});
   Scenario scenario;
   scenario.path = path;
   scenario.name = default_name(path);
@@ -88,6 +89,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& path) {
   if (const auto v = root.get("admission"))
     scenario.scheduler.admission = read_admission(*v, names);
   if (const auto v = root.get("faults")) scenario.faults = read_faults(*v, node);
+  if (const auto v = root.get("cluster")) scenario.cluster = read_cluster(*v);
   scenario.trace_mapping = default_trace_mapping(names);
   if (const auto v = root.get("trace_mapping")) {
     scenario.trace_mapping = read_trace_mapping(*v, names, std::nullopt);

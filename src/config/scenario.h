@@ -14,6 +14,7 @@
 #include "core/time.h"
 #include "sched/policy_spec.h"
 #include "sched/scheduler.h"
+#include "sim/cluster_spec.h"
 #include "sim/fault_spec.h"
 #include "sim/trace/trace_spec.h"
 #include "sim/workload/workload_spec.h"
@@ -40,6 +41,8 @@ struct Scenario {
   std::vector<TraceMappingRule> trace_mapping;
   // Faults the simulator injects (sim/fault_spec.h); the server ignores them.
   std::vector<FaultSpec> faults;
+  // Several nodes behind a router model (sim/cluster_spec.h); the simulator only.
+  std::optional<ClusterSpec> cluster;
   // `gangway serve`'s own settings (server_config.h); the simulator ignores them.
   ServerConfig server;
 };

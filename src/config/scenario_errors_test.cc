@@ -59,7 +59,7 @@ TEST(ScenarioErrorsTest, UnknownTopLevelKeyListsTheAllowedKeys) {
   expect_error(kModels + "modles: []\n" + kWorkload, "3: modles",
                "unknown key; allowed keys here: name, seed, duration_s, drain_s, warmup_s, node, "
                "scheduler, models, slo_classes, tenants, policy, workload, trace_mapping, server, "
-               "admission, faults");
+               "admission, faults, cluster");
 }
 
 TEST(ScenarioErrorsTest, UnknownNestedKeysNameTheirPath) {

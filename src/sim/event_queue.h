@@ -23,12 +23,14 @@ struct SimEvent {
   uint64_t sequence = 0;
   SimEventKind kind = SimEventKind::kArrival;
   uint64_t index = 0;
+  // Which node of a cluster simulation the event belongs to (0 for a single node).
+  uint16_t node = 0;
 };
 
 class EventQueue {
  public:
-  void push(Time time, SimEventKind kind, uint64_t index) {
-    heap_.push(SimEvent{time, next_sequence_++, kind, index});
+  void push(Time time, SimEventKind kind, uint64_t index, uint16_t node = 0) {
+    heap_.push(SimEvent{time, next_sequence_++, kind, index, node});
   }
   bool empty() const { return heap_.empty(); }
   size_t size() const { return heap_.size(); }

@@ -6,32 +6,13 @@ namespace gangway {
 
 namespace {
 
-// An iteration-done event's index: the engine in the low bits, its epoch above.
-constexpr int kEpochShift = 20;
-constexpr uint64_t kEngineMask = (uint64_t{1} << kEpochShift) - 1;
-
-std::vector<std::string> class_names(const NodeSpec& node) {
-  std::vector<std::string> names;
-  for (const SloClass& c : node.slo_classes) names.push_back(c.name);
-  return names;
-}
-
-std::vector<std::string> model_names(const NodeSpec& node) {
-  std::vector<std::string> names;
-  for (const ModelSpec& m : node.models) names.push_back(m.name);
-  return names;
-}
-
-const char* gang_event_name(GangEventKind kind) {
-  switch (kind) {
-    case GangEventKind::kPending:
-      return "gang pending";
-    case GangEventKind::kStarted:
-      return "gang start";
-    case GangEventKind::kReleased:
-      return "gang release";
-  }
-  return "gang";
+NodeDriverOptions driver_options(const SimulationOptions& options) {
+  NodeDriverOptions driver;
+  driver.warmup = options.warmup;
+  driver.duration = options.duration;
+  driver.timeline = options.timeline;
+  driver.faults = options.faults;
+  return driver;
 }
 
 }  // namespace
@@ -39,119 +20,68 @@ const char* gang_event_name(GangEventKind kind) {
 Simulator::Simulator(const NodeSpec& node, SchedulerOptions scheduler_options,
                      std::unique_ptr<GangPolicy> policy, std::unique_ptr<Router> router,
                      RequestSource& source, SimulationOptions options)
-    : node_(node),
-      options_(options),
+    : options_(options),
       source_(source),
-      oracle_output_lengths_(scheduler_options.oracle_predictor),
-      scheduler_(std::make_unique<Scheduler>(node, scheduler_options, std::move(policy),
-                                             std::move(router))),
-      in_flight_(node.gpu_count + 1),
-      engine_epoch_(node.gpu_count + 1, 0),
-      activities_(node.gpu_count, GpuActivity::kIdle),
-      metrics_(class_names(node), model_names(node)),
-      node_time_(node.gpu_count, Time::zero() + options.warmup) {
-  for (const ModelSpec& model : node.models) {
-    engine_cost_.push_back(make_cost_model(model, node.hardware));
+      driver_(node, scheduler_options, std::move(policy), std::move(router), events_,
+              driver_options(options)) {
+  if (options_.series_bin > Duration(0)) {
+    series_.emplace(node, options_.series_bin);
+    driver_.set_finished_sink(
+        [this](const RequestRecord& record) { series_->on_finished(record); });
   }
 }
 
 Simulator::~Simulator() = default;
 
 SimulationResult Simulator::run() {
-  const Time window_start = Time::zero() + options_.warmup;
   const Time window_end = Time::zero() + options_.duration;
   const Time hard_end = window_end + options_.drain_limit;
-  window_open_ = options_.warmup <= Duration(0);
   pending_arrival_ = source_.next();
   if (pending_arrival_ && pending_arrival_->spec.arrival < window_end) {
     events_.push(pending_arrival_->spec.arrival, SimEventKind::kArrival, 0);
   } else {
     pending_arrival_.reset();
   }
-  // Fault i starts with event 2i and ends with event 2i + 1.
-  for (size_t i = 0; i < options_.faults.size(); ++i) {
-    const FaultSpec& fault = options_.faults[i];
-    if (fault.kind != FaultKind::kGpuLoss) continue;  // overruns and stalls act at launches
-    events_.push(fault.at, SimEventKind::kFault, 2 * i);
-    if (fault.duration) events_.push(fault.at + *fault.duration, SimEventKind::kFault, 2 * i + 1);
-  }
+  driver_.schedule_faults();
 
   while (!events_.empty()) {
     const SimEvent event = events_.pop();
     if (event.time > hard_end) break;
-    if (!window_open_ && event.time >= window_start) {
-      node_time_.observe(window_start, activities_);
-      window_open_ = true;
-    }
-    if (!window_closed_ && event.time >= window_end) {
-      node_time_.observe(window_end, activities_);
-      window_closed_ = true;
-    }
+    driver_.before_event(event.time);
     now_ = event.time;
     ++events_processed_;
-    handle(event);
-    apply_effects();
-    arm_wakeup();
-    observe_node();
+    if (event.kind == SimEventKind::kArrival) {
+      submit_next_arrival();
+    } else {
+      driver_.handle(event, now_);
+    }
+    driver_.after_event(now_);
+    if (series_) {
+      const SchedulerState& state = driver_.scheduler().state();
+      series_->sample(now_, queued_requests(state), state.live_sequences);
+    }
     // Done once arrivals have stopped and nothing is left in the system.
-    if (!pending_arrival_ && scheduler_->live_requests() == 0) break;
+    if (!pending_arrival_ && driver_.scheduler().live_requests() == 0) break;
   }
-  if (scheduler_->live_requests() > 0) {
-    scheduler_->stop(now_, Reason::kDriverStopped);
-    apply_effects();
-  }
-  // Everything happened inside the window: the GPUs kept their last activity until its end.
-  if (!window_open_) node_time_.observe(window_start, activities_);
-  if (!window_closed_) node_time_.observe(window_end, activities_);
+  driver_.stop(now_);
 
   SimulationResult result{to_seconds(now_),
                           to_seconds(options_.duration - options_.warmup),
                           events_processed_,
                           requests_,
-                          std::move(metrics_),
-                          std::move(node_time_),
-                          scheduler_->state().gang.phases_started};
+                          std::move(driver_.metrics()),
+                          std::move(driver_.node_time()),
+                          driver_.scheduler().state().gang.phases_started,
+                          std::move(series_)};
   return result;
 }
 
-void Simulator::handle(const SimEvent& event) {
-  switch (event.kind) {
-    case SimEventKind::kArrival:
-      submit_next_arrival();
-      break;
-    case SimEventKind::kIterationDone: {
-      const uint64_t engine = event.index & kEngineMask;
-      if (event.index >> kEpochShift == engine_epoch_[engine]) complete_iteration(engine);
-      break;
-    }
-    case SimEventKind::kWakeup:
-      if (event.index == wakeup_generation_) {
-        armed_wakeup_ = Time::max();
-        scheduler_->on_timer(now_);
-      }
-      break;
-    case SimEventKind::kFault:
-      apply_fault(event.index);
-      break;
-  }
-}
-
 void Simulator::submit_next_arrival() {
-  WorkloadItem item = std::move(*pending_arrival_);
+  const WorkloadItem item = std::move(*pending_arrival_);
   pending_arrival_.reset();
   ++requests_;
-  if (measured(item.spec.arrival)) metrics_.on_arrival(item.spec.model, item.spec.slo_class);
-  // The oracle reference (experiments only) may read the true length; nothing else does.
-  if (oracle_output_lengths_) {
-    item.spec.oracle_output_tokens = std::max<int32_t>(1, item.output_tokens);
-  }
-  const SubmitResult submitted = scheduler_->submit(item.spec, now_);
-  if (submitted.accepted) {
-    if (submitted.handle >= true_output_tokens_.size()) {
-      true_output_tokens_.resize(submitted.handle + 1);
-    }
-    true_output_tokens_[submitted.handle] = std::max<int32_t>(1, item.output_tokens);
-  }
+  if (series_) series_->on_arrival(item.spec.arrival, item.spec.slo_class);
+  driver_.submit(item, now_);
   const Time window_end = Time::zero() + options_.duration;
   pending_arrival_ = source_.next();
   if (pending_arrival_ && pending_arrival_->spec.arrival < window_end) {
@@ -159,111 +89,6 @@ void Simulator::submit_next_arrival() {
   } else {
     pending_arrival_.reset();
   }
-}
-
-void Simulator::complete_iteration(uint64_t engine_index) {
-  const auto gpu_count = static_cast<uint64_t>(node_.gpu_count);
-  std::span<const BatchEntry> batch = in_flight_[engine_index];
-  scratch_ended_.clear();
-  for (const BatchEntry& entry : batch) {
-    if (entry.emits_token && entry.output_tokens_after >= true_output_tokens_[entry.handle]) {
-      scratch_ended_.push_back(entry.id);
-    }
-  }
-  in_flight_[engine_index] = {};
-  const EngineRef engine = engine_index == gpu_count
-                               ? EngineRef::large()
-                               : EngineRef::small(GpuId(static_cast<uint16_t>(engine_index)));
-  scheduler_->on_iteration_done(engine, scratch_ended_, now_);
-}
-
-void Simulator::apply_effects() {
-  Effects& effects = scheduler_->effects();
-  for (const IterationLaunch& launch : effects.launches) {
-    const Duration cost = engine_cost_[launch.model.value()]->iteration_time(launch.shape);
-    const Time end = options_.faults.empty() ? now_ + cost : faulted_end(launch, cost);
-    const Duration duration = end - now_;
-    const uint64_t engine_index =
-        launch.engine.gang ? static_cast<uint64_t>(node_.gpu_count) : launch.engine.gpu.value();
-    in_flight_[engine_index] = launch.entries;
-    events_.push(end, SimEventKind::kIterationDone,
-                 engine_index | (engine_epoch_[engine_index] << kEpochShift));
-    if (options_.timeline) {
-      const nlohmann::json args = {{"seqs", launch.entries.size()},
-                                   {"prefill_tokens", launch.shape.prefill_tokens},
-                                   {"decode_seqs", launch.shape.decode_seqs}};
-      const std::string& name = node_.model(launch.model).name;
-      if (launch.engine.gang) {
-        options_.timeline->span_on_all_gpus(name, "lm", now_, now_ + duration, &args);
-      } else {
-        options_.timeline->span(launch.engine.gpu, name, "sm", now_, now_ + duration, &args);
-      }
-    }
-  }
-  for (const RequestRecord& record : effects.finished) {
-    if (measured(record.arrival)) metrics_.on_finished(record);
-  }
-  if (options_.timeline) {
-    for (const GangEvent& gang : effects.gang_events) {
-      options_.timeline->instant(kNodeWide, gang_event_name(gang.kind), gang.time);
-    }
-  }
-  effects.clear();
-}
-
-void Simulator::apply_fault(uint64_t index) {
-  const FaultSpec& fault = options_.faults[index / 2];
-  const bool starts = index % 2 == 0;
-  const GpuId gpu = *fault.gpu;
-  if (!starts) {
-    scheduler_->on_engine_restored(gpu, now_);
-    return;
-  }
-  // The iterations in flight on the GPU, and the gang's if it is running, are lost.
-  ++engine_epoch_[gpu.value()];
-  in_flight_[gpu.value()] = {};
-  const auto gang = static_cast<size_t>(node_.gpu_count);
-  if (scheduler_->state().large && scheduler_->state().large->busy) {
-    ++engine_epoch_[gang];
-    in_flight_[gang] = {};
-  }
-  scheduler_->on_engine_failed(gpu, now_);
-}
-
-Time Simulator::faulted_end(const IterationLaunch& launch, Duration cost) const {
-  auto touches = [&](const FaultSpec& fault) {
-    return launch.engine.gang || !fault.gpu || *fault.gpu == launch.engine.gpu;
-  };
-  double factor = 1.0;
-  for (const FaultSpec& fault : options_.faults) {
-    if (fault.kind == FaultKind::kOverrun && touches(fault) && now_ >= fault.at &&
-        now_ < fault.at + *fault.duration) {
-      factor *= fault.factor;
-    }
-  }
-  Time end = now_ + seconds_to_duration(to_seconds(cost) * factor);
-  for (const FaultSpec& fault : options_.faults) {
-    if (fault.kind != FaultKind::kStall || !touches(fault)) continue;
-    const Time stall_end = fault.at + *fault.duration;
-    if (now_ >= fault.at && now_ < stall_end) {
-      end = stall_end + (end - now_);  // starts when the stall is over
-    } else if (now_ < fault.at && end > fault.at) {
-      end += *fault.duration;  // held up by the whole stall
-    }
-  }
-  return end;
-}
-
-void Simulator::arm_wakeup() {
-  const Time wanted = scheduler_->next_wakeup(now_);
-  if (wanted == Time::max() || wanted <= now_ || wanted >= armed_wakeup_) return;
-  armed_wakeup_ = wanted;
-  events_.push(wanted, SimEventKind::kWakeup, ++wakeup_generation_);
-}
-
-void Simulator::observe_node() {
-  scheduler_->gpu_activities(activities_);
-  if (window_open_ && !window_closed_) node_time_.observe(now_, activities_);
 }
 
 }  // namespace gangway

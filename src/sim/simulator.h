@@ -20,6 +20,8 @@
 #include "sched/scheduler.h"
 #include "sim/event_queue.h"
 #include "sim/fault_spec.h"
+#include "sim/node_driver.h"
+#include "sim/time_series.h"
 #include "sim/workload/request_source.h"
 
 namespace gangway {
@@ -37,6 +39,8 @@ struct SimulationOptions {
   TimelineWriter* timeline = nullptr;
   // Faults to inject (sim/fault_spec.h).
   std::vector<FaultSpec> faults;
+  // Bin width of the run's time series (sim/time_series.h); zero: none.
+  Duration series_bin{0};
 };
 
 struct SimulationResult {
@@ -47,6 +51,8 @@ struct SimulationResult {
   RunMetrics metrics;
   NodeTimeAccount node_time;
   int64_t gang_phases = 0;
+  // With SimulationOptions::series_bin.
+  std::optional<TimeSeries> series;
 };
 
 class Simulator {
@@ -58,48 +64,20 @@ class Simulator {
   ~Simulator();
 
   SimulationResult run();
-  const Scheduler& scheduler() const { return *scheduler_; }
+  const Scheduler& scheduler() const { return driver_.scheduler(); }
 
  private:
-  void handle(const SimEvent& event);
   void submit_next_arrival();
-  void complete_iteration(uint64_t engine_index);
-  void apply_fault(uint64_t index);
-  // The engine's iteration time under the faults active at `now_` (overruns and stalls).
-  Time faulted_end(const IterationLaunch& launch, Duration duration) const;
-  void apply_effects();
-  void arm_wakeup();
-  void observe_node();
-  bool measured(Time arrival) const { return arrival >= Time::zero() + options_.warmup; }
 
-  const NodeSpec& node_;
   SimulationOptions options_;
   RequestSource& source_;
-  // SchedulerOptions::oracle_predictor: requests carry their true output length.
-  bool oracle_output_lengths_ = false;
-  std::unique_ptr<Scheduler> scheduler_;
-  // The engines' own cost models (the truth in simulation), indexed by ModelId value.
-  std::vector<std::unique_ptr<CostModel>> engine_cost_;
   EventQueue events_;
+  NodeDriver driver_;
   Time now_;
   std::optional<WorkloadItem> pending_arrival_;
-  // True output length of each live sequence, indexed by SequenceHandle.
-  std::vector<int32_t> true_output_tokens_;
-  // Batch in flight per engine (index gpu_count is the gang).
-  std::vector<std::span<const BatchEntry>> in_flight_;
-  // Per engine: bumped when a GPU loss voids its iteration in flight, whose completion event
-  // (tagged with the epoch it was launched in) is then ignored.
-  std::vector<uint64_t> engine_epoch_;
-  std::vector<RequestId> scratch_ended_;
-  std::vector<GpuActivity> activities_;
-  Time armed_wakeup_ = Time::max();
-  uint64_t wakeup_generation_ = 0;
   int64_t events_processed_ = 0;
   int64_t requests_ = 0;
-  bool window_open_ = false;
-  bool window_closed_ = false;
-  RunMetrics metrics_;
-  NodeTimeAccount node_time_;
+  std::optional<TimeSeries> series_;
 };
 
 }  // namespace gangway

@@ -1,0 +1,28 @@
+#include "config/cluster_config.h"
+
+namespace gangway {
+
+ClusterSpec read_cluster(const YamlValue& value) {
+  const YamlMap map =
+      value.map({"nodes", "router", "spillover", "pinned_share", "report_interval_ms"});
+  ClusterSpec cluster;
+  if (const auto v = map.get("nodes")) {
+    cluster.nodes = static_cast<int>(v->integer_in(1, kMaxClusterNodes));
+  }
+  if (const auto v = map.get("router")) {
+    const std::string name = v->choice({"load-report", "least-loaded", "round-robin"});
+    cluster.router = name == "load-report"    ? ClusterRouterKind::kLoadReport
+                     : name == "least-loaded" ? ClusterRouterKind::kLeastLoaded
+                                              : ClusterRouterKind::kRoundRobin;
+  }
+  if (const auto v = map.get("spillover")) cluster.spillover = v->boolean();
+  if (const auto v = map.get("pinned_share")) {
+    cluster.pinned_share = v->number_in(0.0, 1.0, false, false);
+  }
+  if (const auto v = map.get("report_interval_ms")) {
+    cluster.report_interval = seconds_to_duration(v->non_negative_number() / 1e3);
+  }
+  return cluster;
+}
+
+}  // namespace gangway

@@ -1,0 +1,151 @@
+// Several nodes behind a router model (sim/cluster_simulator.h), with invariants checked after
+// every event: the same seed gives the same run; every request ends with exactly one outcome
+// across the nodes; a node overloaded by skewed routing spills its rejections to the others;
+// one node behind the router is the single-node simulator.
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "config/scenario.h"
+#include "config/scenario_source.h"
+#include "sched/policy_registry.h"
+#include "sim/cluster_simulator.h"
+#include "sim/simulator.h"
+
+namespace gangway {
+namespace {
+
+// The peak scenario's traffic times `rate_scale` for the whole cluster (rate scale 1 is 85 % of
+// one node's capacity).
+Scenario peak_cluster(int nodes, ClusterRouterKind router, double rate_scale, double duration_s) {
+  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  scenario.warmup = std::chrono::seconds(1);
+  scenario.duration = seconds_to_duration(duration_s);
+  scenario.drain_limit = std::chrono::seconds(60);
+  for (StreamSpec& stream : scenario.streams) stream.arrival.rate_scale *= rate_scale;
+  ClusterSpec cluster;
+  cluster.nodes = nodes;
+  cluster.router = router;
+  scenario.cluster = cluster;
+  return scenario;
+}
+
+SimulationOptions options_of(const Scenario& scenario) {
+  SimulationOptions options;
+  options.duration = scenario.duration;
+  options.drain_limit = scenario.drain_limit;
+  options.warmup = scenario.warmup;
+  options.faults = scenario.faults;
+  return options;
+}
+
+ClusterResult simulate_cluster(const Scenario& scenario) {
+  std::unique_ptr<RequestSource> source = make_request_source(scenario);
+  ClusterSimulator simulator(
+      scenario.node, scenario.scheduler, [&] { return make_policy(scenario.policy); },
+      *scenario.cluster, scenario.seed, *source, options_of(scenario));
+  return simulator.run();
+}
+
+nlohmann::json summary(const ClusterResult& result) {
+  const double window = result.total.measured_s;
+  nlohmann::json nodes = nlohmann::json::array();
+  for (const ClusterNodeResult& node : result.nodes) {
+    nodes.push_back({node.metrics.total_json(window), node.node_time.to_json(), node.first_choice,
+                     node.retries_received, node.gang_phases});
+  }
+  const SpilloverCounters& spill = result.spillover;
+  return {{"total", result.total.metrics.total_json(window)},
+          {"classes", result.total.metrics.classes_json(window)},
+          {"events", result.total.events},
+          {"nodes", nodes},
+          {"spillover",
+           {spill.retried, spill.admitted_elsewhere, spill.rejected_again, spill.not_retried}}};
+}
+
+void expect_every_request_ended_once(const ClusterResult& result) {
+  const RunMetrics& metrics = result.total.metrics;
+  EXPECT_EQ(metrics.in_flight(), 0);
+  EXPECT_EQ(metrics.arrivals(), metrics.finished());
+  const RequestStats& total = metrics.total();
+  EXPECT_EQ(total.arrived(),
+            total.completed() + total.rejected() + total.failed() + total.cancelled());
+  // Each request was submitted to one node, or to two when it was retried elsewhere; each
+  // submission ended once at its node.
+  uint64_t submitted = 0;
+  for (const ClusterNodeResult& node : result.nodes) {
+    EXPECT_EQ(node.metrics.in_flight(), 0);
+    submitted += node.metrics.arrivals();
+  }
+  EXPECT_EQ(submitted, metrics.arrivals() + static_cast<uint64_t>(result.spillover.retried));
+  EXPECT_EQ(result.spillover.retried,
+            result.spillover.admitted_elsewhere + result.spillover.rejected_again);
+}
+
+TEST(Cluster, SameSeedGivesTheSameRun) {
+  Scenario scenario = peak_cluster(3, ClusterRouterKind::kLoadReport, 3.0, 4);
+  scenario.cluster->pinned_share = 0.5;
+  const ClusterResult first = simulate_cluster(scenario);
+  const ClusterResult second = simulate_cluster(scenario);
+  EXPECT_EQ(summary(first).dump(), summary(second).dump());
+  scenario.seed += 1;
+  EXPECT_NE(summary(simulate_cluster(scenario)).dump(), summary(first).dump());
+}
+
+TEST(Cluster, EveryRequestEndsOnceAcrossNodesWithEveryRouter) {
+  for (const ClusterRouterKind router :
+       {ClusterRouterKind::kRoundRobin, ClusterRouterKind::kLeastLoaded,
+        ClusterRouterKind::kLoadReport}) {
+    SCOPED_TRACE(to_string(router));
+    // Overloaded (1.5x the cluster's capacity), with a GPU of node 0 lost for a while.
+    Scenario scenario = peak_cluster(2, router, 3.5, 4);
+    scenario.faults.push_back(FaultSpec{FaultKind::kGpuLoss, GpuId(2),
+                                        Time::zero() + std::chrono::seconds(2),
+                                        std::chrono::seconds(1), 1.0});
+    const ClusterResult result = simulate_cluster(scenario);
+    expect_every_request_ended_once(result);
+    EXPECT_GT(result.total.metrics.total().rejected(), 0u);
+    for (const ClusterNodeResult& node : result.nodes) EXPECT_GT(node.metrics.arrivals(), 0u);
+  }
+}
+
+TEST(Cluster, AnOverloadedNodeSpillsToTheOthers) {
+  // Two nodes offered 85 % of their capacity together, but 80 % of the arrivals pinned to node
+  // 0 (136 % of its capacity): node 0 rejects, and the rejections find room on node 1.
+  Scenario scenario = peak_cluster(2, ClusterRouterKind::kLoadReport, 2.0, 5);
+  scenario.cluster->pinned_share = 0.8;
+  const ClusterResult with = simulate_cluster(scenario);
+  expect_every_request_ended_once(with);
+  EXPECT_GT(with.spillover.retried, 0);
+  EXPECT_GT(with.spillover.admitted_elsewhere, with.spillover.rejected_again);
+  EXPECT_GT(with.nodes[1].retries_received, 0);
+  EXPECT_EQ(with.nodes[0].retries_received,
+            with.spillover.retried - with.nodes[1].retries_received);
+
+  scenario.cluster->spillover = false;
+  const ClusterResult without = simulate_cluster(scenario);
+  expect_every_request_ended_once(without);
+  EXPECT_EQ(without.spillover.retried, 0);
+  EXPECT_GT(without.spillover.not_retried, 0);
+  // Spillover turns most of node 0's rejections into served requests.
+  EXPECT_LT(with.total.metrics.total().rejected(), without.total.metrics.total().rejected() / 2);
+  EXPECT_GT(with.total.metrics.total().slo_met(), without.total.metrics.total().slo_met());
+}
+
+TEST(Cluster, OneNodeIsTheSingleNodeSimulator) {
+  const Scenario scenario = peak_cluster(1, ClusterRouterKind::kLoadReport, 1.5, 3);
+  const ClusterResult cluster = simulate_cluster(scenario);
+  std::unique_ptr<RequestSource> source = make_request_source(scenario);
+  Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,
+                      *source, options_of(scenario));
+  const SimulationResult single = simulator.run();
+  const double window = single.measured_s;
+  EXPECT_EQ(cluster.total.metrics.total_json(window).dump(),
+            single.metrics.total_json(window).dump());
+  EXPECT_EQ(cluster.total.node_time.to_json().dump(), single.node_time.to_json().dump());
+  EXPECT_EQ(cluster.total.events, single.events);
+}
+
+}  // namespace
+}  // namespace gangway
