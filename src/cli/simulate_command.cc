@@ -126,6 +126,9 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
   command->add_flag("--no-admission", options.no_admission,
                     "Turn admission control off (no TTFT-based rejection, no overload ladder; "
                     "rate limits and queue caps still hold)");
+  command->add_option("--series-ms", options.series_ms,
+                      "Add each run's time series to the JSON (runs[].series): bins of this many "
+                      "ms, requests by arrival bin, queue depth sampled after every event");
   command->add_option("--timeline", options.timeline_path,
                       "Write the GPU schedule as Chrome trace / Perfetto JSON to this file "
                       "(with several policies: FILE.POLICY.json each)");
@@ -138,6 +141,18 @@ int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream
   try {
     scenario = load_scenario(options.scenario_path);
     apply_overrides(options, scenario);
+    if (options.timeline_path && scenario.cluster) {
+      throw InputError::at("", std::nullopt, "--timeline",
+                           "not supported for a cluster scenario (cluster: in " +
+                               options.scenario_path + "); run one node for a timeline");
+    }
+    Duration series_bin{0};
+    if (options.series_ms) {
+      if (!(*options.series_ms > 0)) {
+        throw InputError::at("", std::nullopt, "--series-ms", "expected milliseconds > 0");
+      }
+      series_bin = seconds_to_duration(*options.series_ms / 1e3);
+    }
     const std::vector<PolicySpec> policies = policies_to_run(options, scenario);
     const std::vector<std::string> routings = routings_to_run(options, scenario);
     for (const PolicySpec& policy : policies) {
@@ -154,7 +169,7 @@ int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream
           }
           timeline = std::make_unique<TimelineWriter>(timeline_file, scenario.node.gpu_count);
         }
-        runs.push_back(run_policy(scenario, policy, routing, timeline.get()));
+        runs.push_back(run_policy(scenario, policy, routing, timeline.get(), series_bin));
         if (timeline) timeline->close();
       }
     }

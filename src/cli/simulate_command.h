@@ -25,6 +25,8 @@ struct SimulateOptions {
   std::optional<std::string> trace_format;
   bool json = false;
   std::optional<std::string> timeline_path;
+  // Bin width of the time series added to each run's JSON (runs[].series), ms.
+  std::optional<double> series_ms;
   // Admission control off (rate limits and queue caps still hold): the comparison baseline.
   bool no_admission = false;
 };

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <array>
 
+#include "cli/simulation_cluster.h"
+
 namespace gangway {
 
 namespace {
@@ -157,18 +159,21 @@ nlohmann::json run_json(const Scenario& scenario, const PolicyRun& run) {
                         {"requests", result.requests},
                         {"speedup", run.wall_s > 0 ? result.simulated_s / run.wall_s : 0.0},
                         {"gang_phases", result.gang_phases}};
-  return {{"policy", run.policy.name},
-          {"mode", run.mode},
-          {"routing", run.routing},
-          {"kv", kv_json(scenario, run.kv)},
-          {"prediction", prediction_json(scenario, run)},
-          {"sim", sim},
-          {"node", result.node_time.to_json()},
-          {"classes", result.metrics.classes_json(window_s)},
-          {"models", result.metrics.models_json(window_s)},
-          {"model_classes", result.metrics.model_classes_json(window_s)},
-          {"admission", admission_json(run)},
-          {"total", result.metrics.total_json(window_s)}};
+  nlohmann::json json = {{"policy", run.policy.name},
+                         {"mode", run.mode},
+                         {"routing", run.routing},
+                         {"kv", kv_json(scenario, run.kv)},
+                         {"prediction", prediction_json(scenario, run)},
+                         {"sim", sim},
+                         {"node", result.node_time.to_json()},
+                         {"classes", result.metrics.classes_json(window_s)},
+                         {"models", result.metrics.models_json(window_s)},
+                         {"model_classes", result.metrics.model_classes_json(window_s)},
+                         {"admission", admission_json(run)},
+                         {"total", result.metrics.total_json(window_s)}};
+  if (run.cluster) json["cluster"] = cluster_json(run);
+  if (result.series) json["series"] = result.series->to_json();
+  return json;
 }
 
 std::string ms(double value) {
@@ -266,6 +271,7 @@ void print_simulation_table(std::ostream& out, const Scenario& scenario,
     }
     for (const ModelSpec& model : scenario.node.models) row(model.name, metrics.model(model.id));
   }
+  print_cluster_table(out, runs);
 }
 
 }  // namespace gangway

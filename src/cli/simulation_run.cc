@@ -2,12 +2,11 @@
 
 #include <chrono>
 
+#include "cli/simulation_cluster.h"
 #include "config/scenario_source.h"
 #include "sched/policy_registry.h"
 
 namespace gangway {
-
-namespace {
 
 KvRunReport kv_report(const SchedulerState& state) {
   KvRunReport report;
@@ -28,44 +27,55 @@ KvRunReport kv_report(const SchedulerState& state) {
   return report;
 }
 
-}  // namespace
+void read_scheduler_report(const Scheduler& scheduler, PolicyRun& run) {
+  run.kv = kv_report(scheduler.state());
+  run.prediction = scheduler.state().prediction_accuracy;
+  run.backfill = scheduler.policy().backfill_stats();
+  run.admission_enabled = scheduler.admission().enabled();
+  run.admission = scheduler.admission().counters();
+  run.ladder = scheduler.admission().ladder();
+}
 
-PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, const std::string& routing,
-                     TimelineWriter* timeline) {
-  std::unique_ptr<RequestSource> source = make_request_source(scenario);
+SimulationOptions simulation_options(const Scenario& scenario, TimelineWriter* timeline,
+                                     Duration series_bin) {
   SimulationOptions options;
   options.duration = scenario.duration;
   options.drain_limit = scenario.drain_limit;
   options.warmup = scenario.warmup;
   options.timeline = timeline;
   options.faults = scenario.faults;
+  options.series_bin = series_bin;
+  return options;
+}
+
+SchedulerOptions run_scheduler_options(const Scenario& scenario, const std::string& routing) {
   SchedulerOptions scheduler = scenario.scheduler;
   scheduler.routing = routing;
   scheduler.statistics_from = Time::zero() + scenario.warmup;
+  return scheduler;
+}
+
+PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, const std::string& routing,
+                     TimelineWriter* timeline, Duration series_bin) {
+  if (scenario.cluster) return run_cluster_policy(scenario, policy, routing, series_bin);
+  std::unique_ptr<RequestSource> source = make_request_source(scenario);
+  const SchedulerOptions scheduler = run_scheduler_options(scenario, routing);
   std::unique_ptr<GangPolicy> gang_policy = make_policy(policy);
   const std::string mode = to_string(gang_policy->mode());
-  Simulator simulator(scenario.node, scheduler, std::move(gang_policy), nullptr, *source, options);
+  Simulator simulator(scenario.node, scheduler, std::move(gang_policy), nullptr, *source,
+                      simulation_options(scenario, timeline, series_bin));
   const auto wall_start = std::chrono::steady_clock::now();
   SimulationResult result = simulator.run();
   const auto wall_end = std::chrono::steady_clock::now();
-  PolicyRun run{policy,
-                mode,
-                routing,
-                std::move(result),
-                kv_report(simulator.scheduler().state()),
-                std::chrono::duration<double>(wall_end - wall_start).count(),
-                {},
-                false,
-                {},
-                false,
-                {},
-                OverloadLadder()};
-  run.prediction = simulator.scheduler().state().prediction_accuracy;
+  PolicyRun run{policy,      mode,
+                routing,     std::move(result),
+                {},          std::chrono::duration<double>(wall_end - wall_start).count(),
+                {},          false,
+                {},          false,
+                {},          OverloadLadder(),
+                std::nullopt};
   run.oracle_output_lengths = scheduler.oracle_predictor;
-  run.backfill = simulator.scheduler().policy().backfill_stats();
-  run.admission_enabled = simulator.scheduler().admission().enabled();
-  run.admission = simulator.scheduler().admission().counters();
-  run.ladder = simulator.scheduler().admission().ladder();
+  read_scheduler_report(simulator.scheduler(), run);
   return run;
 }
 

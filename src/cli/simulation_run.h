@@ -10,6 +10,7 @@
 #include "config/scenario.h"
 #include "metrics/timeline_writer.h"
 #include "sched/kv_statistics.h"
+#include "sim/cluster_simulator.h"
 #include "sim/simulator.h"
 #include "sim/workload/request_source.h"
 
@@ -33,6 +34,15 @@ struct KvRunReport {
   int64_t host_evicted_blocks = 0;
 };
 
+// A cluster run's own account: per node, what it received and decided, and the spillover.
+struct ClusterRunReport {
+  ClusterSpec spec;
+  std::vector<ClusterNodeResult> nodes;
+  std::vector<AdmissionCounters> admission;  // per node
+  std::vector<std::string> final_level;      // per node: the overload ladder's rung at the end
+  SpilloverCounters spillover;
+};
+
 struct PolicyRun {
   PolicySpec policy;
   std::string mode;     // "lease" or "exclusive"
@@ -49,11 +59,24 @@ struct PolicyRun {
   bool admission_enabled = false;
   AdmissionCounters admission;
   OverloadLadder ladder;
+  // Cluster runs (the scenario's `cluster:`): per node and spillover; the blocks above (kv,
+  // prediction, backfill, admission, ladder) are then node 0's.
+  std::optional<ClusterRunReport> cluster;
 };
 
 // Simulates `scenario` under `policy`, routing small-model requests by `routing` (a
-// router_registry name); writes the GPU timeline to `timeline` if given.
+// router_registry name); writes the GPU timeline to `timeline` if given (single node only) and
+// a time series with bins of `series_bin` if > 0. With `cluster:` in the scenario, runs the
+// cluster (simulation_cluster.h).
 PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, const std::string& routing,
-                     TimelineWriter* timeline);
+                     TimelineWriter* timeline, Duration series_bin = Duration(0));
+
+// Pieces shared with the cluster run: the KV account of a scheduler; its reports (kv,
+// prediction, backfill, admission, ladder) into `run`; the simulator's and scheduler's options.
+KvRunReport kv_report(const SchedulerState& state);
+void read_scheduler_report(const Scheduler& scheduler, PolicyRun& run);
+SimulationOptions simulation_options(const Scenario& scenario, TimelineWriter* timeline,
+                                     Duration series_bin);
+SchedulerOptions run_scheduler_options(const Scenario& scenario, const std::string& routing);
 
 }  // namespace gangway
