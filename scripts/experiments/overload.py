@@ -4,10 +4,13 @@
 Runs the peak mixed scenario (examples/peak-mixed.yaml, 85 % of the node's capacity at rate
 scale 1) at offered loads from 50 % to 300 % of capacity, Poisson and bursty (Gamma arrivals with
 a coefficient of variation of 4), under gangway with admission control, the same policy with it
-off (--no-admission), and baseline gang policies without it. Then a GPU-loss run and a replay of
-the bursty Azure code trace at rate scales that overload the node.
+off (--no-admission), and baseline gang policies without it. Then a GPU-loss run, a replay of
+the bursty Azure code trace at rate scales that overload the node, the time to recover after a
+burst (from the simulator's time series, --series-ms), and a spillover study with several nodes
+behind a router model (the scenario's cluster: section).
 
-Writes docs/results/overload.{md,json,png}. Every number in docs/overload.md comes from here.
+Writes docs/results/overload.{md,json} and the plots overload-goodput.png and
+overload-recovery.png. Every number in docs/overload.md comes from here.
 
     GANGWAY=build/release/src/cli/gangway /usr/bin/python3 scripts/experiments/overload.py
 """
@@ -34,12 +37,47 @@ RUNS = [  # (label, policy, admission)
 ]
 
 
-def scenario_file(bursty=False, faults=None):
+# Recovery after a burst: the peak load (85 %), lifted to BURST_LOADS of capacity for BURST_S
+# seconds from BURST_START_S on (on_off arrivals: the "on" phase is the base rate, the "off"
+# phase the burst), after 12 s of steady state.
+BURST_LOADS = [2.0, 3.0]
+BURST_S = 3
+BURST_START_S = 12
+RECOVERY_DURATION_S = 22
+SERIES_MS = 100
+WINDOW_S = 1.0  # the sliding window of the recovery criteria
+HOLD_S = 2.0  # ... which must then hold this long
+# Spillover: nodes behind a router, the cluster offered AVERAGE_LOAD of its capacity, with
+# PINNED_SHARE of all arrivals sent to node 0 first (a hot tenant): node 0 is overloaded.
+CLUSTER_NODES = 4
+AVERAGE_LOAD = 0.85
+PINNED_SHARE = 0.5
+CLUSTER_RUNS = [  # (label, router, spillover, admission, pinned share)
+    ("round-robin, no skew", "round-robin", True, True, 0.0),
+    ("round-robin", "round-robin", False, True, PINNED_SHARE),
+    ("round-robin + spillover", "round-robin", True, True, PINNED_SHARE),
+    ("least-loaded + spillover", "least-loaded", True, True, PINNED_SHARE),
+    ("load-report", "load-report", False, True, PINNED_SHARE),
+    ("load-report + spillover", "load-report", True, True, PINNED_SHARE),
+    ("load-report + spillover, no admission", "load-report", True, False, PINNED_SHARE),
+]
+
+
+def scenario_file(bursty=False, faults=None, burst_load=None, cluster=None):
     with open(PEAK) as f:
         doc = yaml.safe_load(f)
     doc["warmup_s"] = WARMUP_S
     doc["duration_s"] = DURATION_S
     doc["drain_s"] = 60
+    if burst_load:
+        doc["duration_s"] = RECOVERY_DURATION_S
+        for stream in doc["workload"]["streams"]:
+            rate = stream["arrival"]["rate_per_s"]
+            stream["arrival"] = {"process": "on_off", "on_rate_per_s": rate,
+                                 "off_rate_per_s": rate * burst_load / PEAK_LOAD,
+                                 "on_s": BURST_START_S, "off_s": BURST_S}
+    if cluster:
+        doc["cluster"] = cluster
     if bursty:
         for stream in doc["workload"]["streams"]:
             stream["arrival"]["process"] = "gamma"
@@ -50,6 +88,83 @@ def scenario_file(bursty=False, faults=None):
     yaml.safe_dump(doc, handle)
     handle.close()
     return handle.name
+
+
+def recovery(run, burst_end_s, burst_start_s, arrivals_end_s):
+    """Time to recover after a burst, from the run's series (bins of SERIES_MS).
+
+    ttft: from the burst's end until the first 1 s window (sliding by one bin) of interactive
+    arrivals whose TTFT p99 is within the target (>= 99 % of those that got a first token got it
+    within 200 ms), provided every window starting in the next HOLD_S does too.
+    queue: the same for the node's queue depth (sampled at each bin's end) returning to at most
+    twice its mean over the 5 s before the burst (plus one request).
+    service: the same for the share of interactive arrivals served on time (rejections count as
+    misses) returning to within 2 points of its mean over the 8 s before the burst.
+    None: not within the run's arrivals.
+    """
+    series = run["series"]
+    width = series["bin_s"]
+    inter = series["classes"]["interactive"]
+    n = len(series["t_s"])
+    per_window = max(1, round(WINDOW_S / width))
+    hold = max(1, round(HOLD_S / width))
+    end_bin = round(burst_end_s / width)
+    start_bin = round(burst_start_s / width)
+
+    def ttft_ok(i):
+        got = sum(inter["first_token"][i:i + per_window])
+        on = sum(inter["ttft_on_target"][i:i + per_window])
+        return got == 0 or on >= 0.99 * got
+
+    before = series["queued"][max(0, start_bin - round(5 / width)):start_bin]
+    limit = 2 * sum(before) / max(1, len(before)) + 1
+
+    def queue_ok(i):
+        return all(q <= limit for q in series["queued"][i:i + per_window])
+
+    last = min(n, round(arrivals_end_s / width)) - per_window - hold
+
+    def on_time(i):
+        arrived = sum(inter["arrived"][i:i + per_window])
+        return sum(inter["slo_met"][i:i + per_window]) / arrived if arrived else 1.0
+
+    pre_on_time = [on_time(i) for i in range(start_bin - round(8 / width), start_bin - per_window)]
+    baseline = sum(pre_on_time) / max(1, len(pre_on_time))
+
+    def service_ok(i):
+        return on_time(i) >= baseline - 0.02
+
+    def first(ok):
+        for i in range(end_bin, last + 1):
+            if all(ok(j) for j in range(i, i + hold + 1)):
+                return round((i - end_bin) * width, 3)
+        return None
+
+    pre = range(start_bin - round(8 / width), start_bin - per_window)
+    burst = slice(start_bin, end_bin)
+    arrived = sum(inter["arrived"][burst])
+    return {"ttft_recovery_s": first(ttft_ok), "queue_recovery_s": first(queue_ok),
+            "service_recovery_s": first(service_ok), "pre_burst_on_time_fraction": baseline,
+            "pre_burst_windows_within_target": sum(ttft_ok(i) for i in pre) / max(1, len(pre)),
+            "pre_burst_mean_queued": sum(before) / max(1, len(before)),
+            "peak_queued": max(series["queued_max"][start_bin:]),
+            "burst_interactive_rejected_fraction": sum(inter["rejected"][burst]) / max(1, arrived),
+            "burst_interactive_on_time_fraction": sum(inter["slo_met"][burst]) / max(1, arrived)}
+
+
+def cluster_summary(run):
+    row = summary(run)
+    cluster = run["cluster"]
+    row["spillover"] = cluster["spillover"]
+    row["per_node"] = []
+    for node in cluster["per_node"]:
+        total = node["total"]
+        row["per_node"].append({
+            "first_choice": node["first_choice"], "retries_received": node["retries_received"],
+            "submitted": total["arrived"], "rejected": total["rejected"],
+            "slo_met": total["slo_met"], "final_level": node["admission"]["final_level"],
+            "gpu_utilization": node["node"]["gpu_utilization"]})
+    return row
 
 
 def simulate(path, policy, admission, rate_scale, extra=()):
@@ -126,6 +241,34 @@ def main():
                 row[label] = summary(simulate(path, policy, admission, scale,
                                               ["--trace", trace, "--duration", "30"]))
             results["azure_code"][str(scale)] = row
+        # Recovery after a burst.
+        results["recovery"] = {"burst_s": BURST_S, "burst_start_s": BURST_START_S,
+                               "series_ms": SERIES_MS, "window_s": WINDOW_S, "hold_s": HOLD_S,
+                               "runs": {}}
+        for burst_load in BURST_LOADS:
+            path = scenario_file(burst_load=burst_load)
+            files.append(path)
+            rows = {}
+            for label, policy, admission in RUNS:
+                run = simulate(path, policy, admission, 1.0, ["--series-ms", str(SERIES_MS)])
+                rows[label] = {"recovery": recovery(run, BURST_START_S + BURST_S, BURST_START_S,
+                                                    RECOVERY_DURATION_S),
+                               "series": {k: run["series"][k] for k in ("bin_s", "t_s", "queued")},
+                               "interactive_series": run["series"]["classes"]["interactive"]}
+                print(f"burst {burst_load} {label}: {rows[label]['recovery']}", file=sys.stderr)
+            results["recovery"]["runs"][f"{burst_load:.0%}"] = rows
+        # Spillover between nodes.
+        results["spillover"] = {"nodes": CLUSTER_NODES, "average_load": AVERAGE_LOAD,
+                                "pinned_share": PINNED_SHARE, "runs": {}}
+        for label, router, spill, admission, pinned in CLUSTER_RUNS:
+            path = scenario_file(cluster={"nodes": CLUSTER_NODES, "router": router,
+                                          "spillover": spill, "pinned_share": pinned})
+            files.append(path)
+            run = simulate(path, "gangway", admission, CLUSTER_NODES * AVERAGE_LOAD / PEAK_LOAD)
+            results["spillover"]["runs"][label] = cluster_summary(run)
+            print(f"cluster {label}: interactive goodput "
+                  f"{results['spillover']['runs'][label]['interactive']['goodput_rps']:.0f}",
+                  file=sys.stderr)
     finally:
         for path in files:
             os.unlink(path)
@@ -177,6 +320,57 @@ def write_markdown(results):
             lines.append(f"| {scale}x | {label} | {r['interactive']['goodput_rps']:.1f} | "
                          f"{r['rejected_fraction']:.0%} | {sm.get('ttft_p99_ms', 0):.0f} |")
     lines.append("")
+    rec = results["recovery"]
+    lines += ["## Recovery after a burst", "",
+              f"Peak load (85 %) plus a burst to the given load for {rec['burst_s']} s from "
+              f"{rec['burst_start_s']} s, after 12 s of steady state. Time series in "
+              f"{rec['series_ms']} ms bins (`--series-ms`). **TTFT recovery**: from the burst's end "
+              f"until the first {rec['window_s']:.0f} s window of interactive arrivals with TTFT p99 "
+              f"within 200 ms (>= 99 % of first tokens on time), every window in the "
+              f"{rec['hold_s']:.0f} s after it too. **Queue recovery**: the same for the queue "
+              "depth returning to at most twice its pre-burst mean (+1). **Service recovery**: the "
+              "same for the share of interactive arrivals on time (rejections count as misses) "
+              "returning to within 2 points of its pre-burst mean. `never`: not before arrivals "
+              "stop, 7 s after the burst. Pre-burst: share of 1 s windows in the 8 s before the "
+              "burst that met the TTFT criterion, and the on-time share.", "",
+              "| burst to | run | TTFT recovery s | queue recovery s | service recovery s | "
+              "pre-burst TTFT windows ok / on time | queue before / peak | "
+              "interactive rejected in burst | interactive on time in burst |",
+              "|---|---|---|---|---|---|---|---|---|"]
+
+    def secs(value):
+        return "never" if value is None else f"{value:.1f}"
+    for load, rows in rec["runs"].items():
+        for label, row in rows.items():
+            r = row["recovery"]
+            lines.append(f"| {load} | {label} | {secs(r['ttft_recovery_s'])} | "
+                         f"{secs(r['queue_recovery_s'])} | {secs(r['service_recovery_s'])} | "
+                         f"{r['pre_burst_windows_within_target']:.0%} / "
+                         f"{r['pre_burst_on_time_fraction']:.0%} | "
+                         f"{r['pre_burst_mean_queued']:.0f} / {r['peak_queued']} | "
+                         f"{r['burst_interactive_rejected_fraction']:.0%} | "
+                         f"{r['burst_interactive_on_time_fraction']:.0%} |")
+    lines.append("")
+    sp = results["spillover"]
+    lines += ["## Spillover between nodes", "",
+              f"{sp['nodes']} nodes (each the peak scenario's node, gangway policy) behind a router "
+              f"model, offered {sp['average_load']:.0%} of the cluster's capacity; in the skewed "
+              f"runs {sp['pinned_share']:.0%} of all arrivals go to node 0 first whatever the "
+              "router says (node 0 then gets at least "
+              f"{sp['pinned_share'] * sp['nodes'] * sp['average_load']:.0%} of its capacity). "
+              "Spillover: a request rejected with a retry-elsewhere reason is sent once to "
+              "another node. Cluster-wide figures count each request once.", "",
+              "| run | interactive goodput/s | total goodput/s | rejected | retried | "
+              "admitted elsewhere | node 0 submitted / rejected | other nodes rejected |",
+              "|---|---|---|---|---|---|---|---|"]
+    for label, r in sp["runs"].items():
+        nodes = r["per_node"]
+        others = sum(n["rejected"] for n in nodes[1:])
+        lines.append(f"| {label} | {r['interactive']['goodput_rps']:.0f} | "
+                     f"{r['total_goodput_rps']:.0f} | {r['rejected_fraction']:.1%} | "
+                     f"{r['spillover']['retried']} | {r['spillover']['admitted_elsewhere']} | "
+                     f"{nodes[0]['submitted']} / {nodes[0]['rejected']} | {others} |")
+    lines.append("")
     with open(os.path.join(RESULTS, "overload.md"), "w") as f:
         f.write("\n".join(lines))
 
@@ -201,6 +395,37 @@ def plot(results):
     axes[0].legend(fontsize=8)
     fig.tight_layout()
     fig.savefig(os.path.join(RESULTS, "overload-goodput.png"), dpi=110)
+    plt.close(fig)
+
+    rec = results["recovery"]
+    fig, axes = plt.subplots(2, len(rec["runs"]), figsize=(11, 6), sharex=True, squeeze=False)
+    for col, (load, rows) in enumerate(rec["runs"].items()):
+        for label, row in rows.items():
+            t = row["series"]["t_s"]
+            inter = row["interactive_series"]
+            per_window = max(1, round(rec["window_s"] / row["series"]["bin_s"]))
+            frac = []
+            for i in range(len(t)):
+                got = sum(inter["first_token"][i:i + per_window])
+                frac.append(sum(inter["ttft_on_target"][i:i + per_window]) / got if got else None)
+            axes[0][col].plot(t, frac, label=label)
+            axes[1][col].plot(t, row["series"]["queued"], label=label)
+        for ax in axes[:, col]:
+            ax.axvspan(rec["burst_start_s"], rec["burst_start_s"] + rec["burst_s"], color="grey",
+                       alpha=0.2)
+            ax.set_xlim(rec["burst_start_s"] - 4, rec["burst_start_s"] + rec["burst_s"] + 10)
+            ax.grid(alpha=0.3)
+        axes[0][col].axhline(0.99, color="black", lw=0.8, ls="--")
+        axes[0][col].set_title(f"burst to {load} of capacity")
+        axes[0][col].set_ylim(0, 1.02)
+        axes[1][col].set_yscale("symlog")
+        axes[1][col].set_xlabel("time, s (burst shaded)")
+    axes[0][0].set_ylabel("interactive TTFT on time\n(1 s window, admitted)")
+    axes[1][0].set_ylabel("queued requests")
+    axes[0][0].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(os.path.join(RESULTS, "overload-recovery.png"), dpi=110)
+    plt.close(fig)
 
 
 if __name__ == "__main__":
