@@ -241,6 +241,18 @@ bool BlockPool::set_capacity(int64_t blocks) {
   return true;
 }
 
+void BlockPool::drop_cached() {
+  // Oldest first: the LRU order keeps the oldest a leaf, so each unindex leaves the index closed
+  // under prefixes.
+  while (lru_oldest_ != kNoBlock) {
+    const BlockId block = lru_oldest_;
+    lru_remove(block);
+    --cached_blocks_;
+    unindex(block);
+    unused_.push_back(block);
+  }
+}
+
 void BlockPool::check() const {
   const size_t slots = blocks_.size();
   int64_t referenced = 0;

@@ -123,6 +123,11 @@ class BlockPool {
   // REQUIRES: blocks <= max_capacity_blocks().
   bool set_capacity(int64_t blocks);
 
+  // Forgets every cached (unreferenced) prefix block, as when the GPU holding them is lost: they
+  // become unused, are not counted as evictions and do not go to the host tier (their contents
+  // are gone). Blocks still held keep their index entries. O(cached blocks).
+  void drop_cached();
+
   // Throws std::logic_error naming the first broken invariant of the pool's structure: state
   // counts add up to the capacity, the LRU list holds exactly the cached blocks and its oldest is
   // a leaf, children counts and the index agree, the index is closed under prefixes.

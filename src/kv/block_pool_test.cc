@@ -216,6 +216,31 @@ TEST(BlockPool, CapacityShrinksOnlyIntoAvailableBlocksAndGrowsBack) {
   pool.check();
 }
 
+TEST(BlockPool, DropCachedForgetsUnheldPrefixesButKeepsHeldOnes) {
+  HostKvTier host(1000, true);
+  BlockPool pool(8);
+  pool.attach_host(&host, 5, 100);
+  // Prompt A (3 blocks) cached and released; prompt B shares A's first two blocks and is held.
+  const std::vector<BlockHash> a = chain(1, 3, 2);
+  const std::vector<BlockHash> b = chain(2, 3, 2);
+  pool.release(run_prompt(pool, a));
+  const std::vector<BlockId> held = run_prompt(pool, b);
+  EXPECT_EQ(pool.cached_blocks(), 1);  // A's own block; the shared two are held by B
+  pool.drop_cached();
+  EXPECT_EQ(pool.cached_blocks(), 0);
+  EXPECT_EQ(pool.match(a), 2) << "the shared blocks are held, so still indexed";
+  EXPECT_EQ(pool.match(b), 3);
+  EXPECT_EQ(pool.evicted_blocks(), 0) << "a lost block is not an eviction";
+  EXPECT_EQ(host.kept_blocks(), 0) << "the contents are gone: nothing goes to the host tier";
+  EXPECT_EQ(pool.unused_blocks(), 5);
+  pool.check();
+  pool.release(held);
+  pool.drop_cached();
+  EXPECT_EQ(pool.match(b), 0);
+  EXPECT_EQ(pool.unused_blocks(), 8);
+  pool.check();
+}
+
 TEST(HostKvTier, KeepsEvictedPrefixBlocksAndHitsThemAfterTheGpuMatch) {
   HostKvTier host(1000, true);
   BlockPool pool(3);

@@ -78,6 +78,14 @@ Duration prefill_time(const CostModel& cost, const ModelSpec& spec, int32_t new_
   return total;
 }
 
+double lone_chunk_prefill_seconds_per_token(const CostModel& cost, const ModelSpec& spec) {
+  field_checks::require_at_least("prefill_chunk_tokens", 1, spec.prefill_chunk_tokens);
+  BatchShape chunk;
+  chunk.prefill_tokens = spec.prefill_chunk_tokens;
+  chunk.prefill_seqs = 1;
+  return to_seconds(cost.iteration_time(chunk)) / spec.prefill_chunk_tokens;
+}
+
 Duration kv_swap_time(const ModelSpec& spec, const HardwareSpec& hardware, int64_t tokens) {
   if (!(hardware.pcie_bytes_per_s > 0.0)) {
     field_checks::reject("hardware.pcie_bytes_per_s", "a finite number > 0",

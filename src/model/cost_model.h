@@ -77,6 +77,10 @@ std::unique_ptr<CostModel> make_cost_model(const ModelSpec& spec, const Hardware
 Duration prefill_time(const CostModel& cost, const ModelSpec& spec, int32_t new_tokens,
                       int32_t cached_tokens);
 
+// Seconds of prefill per prompt token at the rate of one full chunk alone on the model's GPUs:
+// the figure queue-wait estimates multiply queued prompt tokens by. One iteration_time call.
+double lone_chunk_prefill_seconds_per_token(const CostModel& cost, const ModelSpec& spec);
+
 // Time to copy `tokens` tokens of KV between one GPU and host memory in one direction over PCIe.
 // For a TP model each GPU moves its own shard in parallel, so this is per-GPU bytes / bandwidth.
 // Zero when tokens <= 0. Throws std::invalid_argument if hardware.pcie_bytes_per_s <= 0.

@@ -21,10 +21,6 @@ Duration scaled(Duration d, double factor) {
 
 }  // namespace
 
-double Scheduler::prefill_seconds_per_token(ModelId model) const {
-  return prefill_seconds_per_token_[model.value()];
-}
-
 AdmissionQuery Scheduler::admission_query(const Sequence& seq, Time now) const {
   AdmissionQuery query;
   const ModelSpec& model = node_.model(seq.spec.model);
@@ -109,18 +105,14 @@ void Scheduler::predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery
   const LargeModelRuntime& large = *state_.large;
   Duration start{0};
   if (gang.phase != GangPhase::kActive) {
-    Time barrier = now;
-    for (const GpuRuntime& gpu : state_.gpus) {
-      if (gpu.small_busy) barrier = std::max(barrier, gpu.predicted_free);
-    }
-    start = barrier - now;
+    start = state_.gang_barrier(now) - now;
   } else if (large.busy && large.predicted_free > now) {
     start = large.predicted_free - now;
   }
   const double share = std::clamp(gang.contended_share, kLeastShare, 1.0);
   // With the gang active, the work ahead runs now; otherwise at the gang's share of time.
   const double stretch = gang.phase == GangPhase::kActive ? 1.0 : 1.0 / share;
-  const double seconds_per_token = prefill_seconds_per_token(seq.spec.model);
+  const double seconds_per_token = predictor_.seconds_per_prefill_token(seq.spec.model);
   const auto ahead = static_cast<double>(state_.queued_prompt_tokens[seq.spec.model.value()] +
                                          large.resident_prefill_tokens);
   const Duration work = seconds_to_duration(ahead * seconds_per_token * stretch);
@@ -138,8 +130,8 @@ int64_t Scheduler::slack_queue_key(const Sequence& seq) const {
   Time deadline =
       seq.spec.arrival + slo.ttft_target.value_or(options_.admission.no_target_deadline);
   if (seq.spec.ttft_deadline) deadline = std::min(deadline, *seq.spec.ttft_deadline);
-  const Duration prefill =
-      seconds_to_duration(seq.spec.prompt_tokens * prefill_seconds_per_token(seq.spec.model));
+  const Duration prefill = seconds_to_duration(
+      seq.spec.prompt_tokens * predictor_.seconds_per_prefill_token(seq.spec.model));
   return (deadline - prefill).ns();
 }
 
@@ -149,12 +141,24 @@ int64_t Scheduler::queue_key(const Sequence& seq) const {
 }
 
 // The ladder started shedding: queued requests of the classes it sheds end now (rejected, shed,
-// retry elsewhere). Resident ones finish: their work is partly done.
+// retry elsewhere). Resident ones finish, and so do queued ones that already produced tokens or
+// wait swapped out: their work is partly done. Walks the queues, not the whole sequence slab
+// (this runs when the ladder climbs, the worst moment to spend O(live) time), collecting first
+// since finishing edits the queues.
 void Scheduler::shed_queued(Time now) {
-  for (SequenceHandle h = 0; h < state_.sequences.size(); ++h) {
-    Sequence& seq = state_.sequences[h];
-    if (seq.state != SequenceState::kQueued || seq.swapped || seq.generated_tokens > 0) continue;
-    if (!admission_.sheds(seq.spec.slo_class)) continue;
+  std::vector<SequenceHandle> victims;
+  auto collect = [&](const RequestQueue& queue) {
+    for (const auto& entry : queue) {
+      const SequenceHandle h = std::get<2>(entry);
+      const Sequence& seq = state_.sequences[h];
+      if (seq.swapped || seq.generated_tokens > 0) continue;
+      if (admission_.sheds(seq.spec.slo_class)) victims.push_back(h);
+    }
+  };
+  if (state_.large) collect(state_.large->queue);
+  for (const SmallModelRuntime& model : state_.small_models) collect(model.queue);
+  for (const Replica& replica : state_.replicas) collect(replica.queue);
+  for (const SequenceHandle h : victims) {
     finish(h, Outcome::kRejected, Reason::kShed, now);
     effects_.finished.back().retry_after = std::chrono::seconds(1);
     admission_.note_shed_from_queue();

@@ -105,6 +105,29 @@ TEST(AdmissionController, TokenBucketsLimitPerTenantAndTellWhenToRetry) {
   EXPECT_FALSE(admission.decide(spec, predicted(10), at_ms(100)).admit);
 }
 
+TEST(AdmissionController, ScreeningChecksTheRateLimitsWithoutTakingFromThem) {
+  const NodeSpec node = node_with_default_classes();
+  AdmissionOptions options;
+  RateLimit limit;
+  limit.tenant = TenantId(1);
+  limit.requests_per_s = 10;
+  limit.burst_s = 0.2;  // a burst of 2 requests
+  options.rate_limits.push_back(limit);
+  AdmissionController admission(node, options);
+  RequestSpec spec = request(2);
+  spec.tenant = TenantId(1);
+  // Screening alone takes nothing: any number of screens pass while the bucket is full.
+  for (int i = 0; i < 5; ++i) EXPECT_FALSE(admission.screen(spec, at_ms(0)).has_value());
+  EXPECT_TRUE(admission.decide(spec, predicted(10), at_ms(0)).admit);
+  EXPECT_TRUE(admission.decide(spec, predicted(10), at_ms(0)).admit);
+  const std::optional<AdmissionVerdict> screened = admission.screen(spec, at_ms(0));
+  ASSERT_TRUE(screened.has_value());
+  EXPECT_FALSE(screened->admit);
+  EXPECT_EQ(screened->reason, Reason::kRateLimited);
+  ASSERT_TRUE(screened->retry_after.has_value());
+  EXPECT_EQ(admission.counters().decisions[static_cast<int>(Reason::kRateLimited)], 1);
+}
+
 TEST(AdmissionController, QueueCapBoundsEachModelAndClass) {
   const NodeSpec node = node_with_default_classes();
   AdmissionOptions options;

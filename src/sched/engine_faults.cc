@@ -31,9 +31,7 @@ void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
     resident.insert(resident.end(), replica.paused.begin(), replica.paused.end());
     for (SequenceHandle h : resident) finish(h, Outcome::kFailed, Reason::kEngineFailed, now);
     // Its prefix cache went with the GPU.
-    const int64_t capacity = replica.kv.capacity_blocks();
-    replica.kv.set_capacity(0);
-    replica.kv.set_capacity(capacity);
+    replica.kv.drop_cached();
     // Queued requests (including swapped-out ones, whose KV is safe in host memory) go to
     // healthy replicas; with none left, they are rejected.
     std::vector<SequenceHandle> queued;

@@ -18,14 +18,6 @@ const char* phase_name(GangPhase phase) {
   return "?";
 }
 
-// Seconds of prefill per prompt token for a model, from one chunk alone on its engine.
-double prefill_seconds_per_token(const ModelSpec& model, const CostModel& cost) {
-  BatchShape chunk;
-  chunk.prefill_tokens = model.prefill_chunk_tokens;
-  chunk.prefill_seqs = 1;
-  return to_seconds(cost.iteration_time(chunk)) / model.prefill_chunk_tokens;
-}
-
 }  // namespace
 
 LoadReport compute_load_report(const SchedulerState& state, Time now) {
@@ -43,11 +35,7 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
   if (state.gang.phase == GangPhase::kActive) {
     report.lease_start_s = to_seconds(state.gang.active_since);
   } else if (state.gang.phase == GangPhase::kPending) {
-    Time barrier = now;
-    for (const GpuRuntime& gpu : state.gpus) {
-      if (gpu.small_busy) barrier = std::max(barrier, gpu.predicted_free);
-    }
-    report.lease_start_s = to_seconds(barrier);
+    report.lease_start_s = to_seconds(state.gang_barrier(now));
   }
   if (report.lease_start_s) report.lease_expected_ms = to_ms(state.gang.typical_phase);
   // The tightest TTFT target: headroom is measured against it.
@@ -79,15 +67,12 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
     const CostModel* cost = model.is_large() ? state.large->cost : state.small_models[m].cost;
     const double engines =
         model.is_large() ? 1.0 : std::max<size_t>(1, state.small_models[m].replicas.size());
-    double wait_s = prefill_seconds_per_token(model, *cost) *
-                    static_cast<double>(state.queued_prompt_tokens[m]) / engines;
+    const double seconds_per_token = lone_chunk_prefill_seconds_per_token(*cost, model);
+    double wait_s =
+        seconds_per_token * static_cast<double>(state.queued_prompt_tokens[m]) / engines;
     if (model.is_large()) {
       if (state.gang.phase != GangPhase::kActive) {
-        Time ready = now;
-        for (const GpuRuntime& gpu : state.gpus) {
-          if (gpu.small_busy) ready = std::max(ready, gpu.predicted_free);
-        }
-        wait_s += to_seconds(ready - now);
+        wait_s += to_seconds(state.gang_barrier(now) - now);
       }
       load.kv_usage = state.large->kv.usage();
     } else {
@@ -108,7 +93,7 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
     const double mean_prompt =
         queued_requests > 0 ? static_cast<double>(state.queued_prompt_tokens[m]) / queued_requests
                             : static_cast<double>(model.prefill_chunk_tokens);
-    const double seconds_per_request = prefill_seconds_per_token(model, *cost) * mean_prompt;
+    const double seconds_per_request = seconds_per_token * mean_prompt;
     load.headroom_rps = std::max(0.0, target_s - wait_s) * engines / seconds_per_request / target_s;
     report.models.push_back(std::move(load));
   }

@@ -87,13 +87,10 @@ void Scheduler::resume_paused(Replica& replica) {
   replica.paused.clear();
 }
 
-void Scheduler::drop_for_recompute(SequenceHandle handle) {
+// A sequence taken off its engine goes back to the queue it came from: the large model's, or
+// its replica's own (its prefix and any swapped KV are there).
+void Scheduler::requeue_preempted(SequenceHandle handle) {
   Sequence& seq = state_.sequences[handle];
-  take_off_engine(seq, handle);
-  count_transition(seq, SequenceState::kRunning, SequenceState::kFinished);
-  seq.prefill_target_tokens = seq.spec.prompt_tokens + seq.generated_tokens;
-  seq.kv_tokens = 0;
-  seq.kv_ready = Time::zero();
   seq.state = SequenceState::kQueued;
   count_transition(seq, SequenceState::kFinished, SequenceState::kQueued);
   if (seq.large) {
@@ -104,6 +101,16 @@ void Scheduler::drop_for_recompute(SequenceHandle handle) {
     seq.queued_replica = replica;
     state_.replicas[replica].queue.push(handle, seq, seq.queue_key);
   }
+}
+
+void Scheduler::drop_for_recompute(SequenceHandle handle) {
+  Sequence& seq = state_.sequences[handle];
+  take_off_engine(seq, handle);
+  count_transition(seq, SequenceState::kRunning, SequenceState::kFinished);
+  seq.prefill_target_tokens = seq.spec.prompt_tokens + seq.generated_tokens;
+  seq.kv_tokens = 0;
+  seq.kv_ready = Time::zero();
+  requeue_preempted(handle);
 }
 
 void Scheduler::swap_out(SequenceHandle handle, Time now) {
@@ -117,16 +124,7 @@ void Scheduler::swap_out(SequenceHandle handle, Time now) {
   seq.swapped = true;
   // The copy to host memory ends then; the copy back cannot start before.
   seq.kv_ready = std::max(now, seq.kv_ready) + kv_swap_time(model, node_.hardware, seq.kv_tokens);
-  seq.state = SequenceState::kQueued;
-  count_transition(seq, SequenceState::kFinished, SequenceState::kQueued);
-  if (seq.large) {
-    state_.large->queue.push(handle, seq, seq.queue_key);
-  } else {
-    const uint32_t replica = seq.running_replica;
-    seq.running_replica = kNoReplica;
-    seq.queued_replica = replica;
-    state_.replicas[replica].queue.push(handle, seq, seq.queue_key);
-  }
+  requeue_preempted(handle);
 }
 
 PreemptionMode Scheduler::preempt(SequenceHandle handle, Time now, PreemptionReason reason,

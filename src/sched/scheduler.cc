@@ -66,11 +66,6 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
 
   for (const ModelSpec& model : node_.models) {
     cost_models_.push_back(make_cost_model(model, node_.hardware));
-    BatchShape chunk;
-    chunk.prefill_tokens = model.prefill_chunk_tokens;
-    chunk.prefill_seqs = 1;
-    prefill_seconds_per_token_.push_back(to_seconds(cost_models_.back()->iteration_time(chunk)) /
-                                         model.prefill_chunk_tokens);
   }
   state_.gpus.resize(node_.gpu_count);
   for (int g = 0; g < node_.gpu_count; ++g) state_.gpus[g].id = GpuId(g);
@@ -176,6 +171,12 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
   if (context_tokens > model.max_context_tokens ||
       blocks_for_tokens(context_tokens, node_.kv_block_tokens) > largest_pool_blocks(model)) {
     reject(spec, Reason::kBadRequest, now);
+    after_event();
+    return result;
+  }
+  if (const std::optional<AdmissionVerdict> limited = admission_.screen(spec, now)) {
+    reject(spec, limited->reason, now);
+    effects_.finished.back().retry_after = limited->retry_after;
     after_event();
     return result;
   }
@@ -596,10 +597,7 @@ void Scheduler::maybe_start_small(GpuRuntime& gpu, Time now) {
   if (phase == GangPhase::kPending && policy_->mode() == ExecutionMode::kLease) {
     // The gang starts when the last busy GPU reaches its boundary. Until then this GPU may run
     // an iteration that is predicted to end in time (barrier backfill), so the wait costs less.
-    Time barrier = now;
-    for (const GpuRuntime& other : state_.gpus) {
-      if (other.small_busy) barrier = std::max(barrier, other.predicted_free);
-    }
+    const Time barrier = state_.gang_barrier(now);
     if (barrier <= now) return;
     max_duration = barrier - now;
   }

@@ -162,7 +162,6 @@ class Scheduler {
   // Undoes allocate_sequence for a request that was not admitted.
   void discard_sequence(SequenceHandle handle);
   void make_room_for_priority(Replica& replica, Time now);
-  double prefill_seconds_per_token(ModelId model) const;
   // Whether a sequence of a deferred class at a queue's head must wait (rung defer_batch).
   bool deferred(const Sequence& seq) const;
 
@@ -202,6 +201,7 @@ class Scheduler {
   void pause(SequenceHandle handle);
   void swap_out(SequenceHandle handle, Time now);
   void drop_for_recompute(SequenceHandle handle);
+  void requeue_preempted(SequenceHandle handle);
   // Removes a resident sequence from its running (or paused) set and releases its blocks.
   void take_off_engine(Sequence& seq, SequenceHandle handle);
   // Dynamic split (preemption.cc): moves KV memory toward the tier that needs it.
@@ -225,7 +225,6 @@ class Scheduler {
   std::vector<std::unique_ptr<CostModel>> cost_models_;  // indexed by ModelId value
   SchedulerState state_;
   AdmissionController admission_;
-  std::vector<double> prefill_seconds_per_token_;  // by ModelId value: a full chunk, alone
   // Prefill-time estimates for preemption costs (initialised once the state is built).
   TtftPredictor predictor_;
   std::vector<SequenceHandle> free_handles_;

@@ -172,6 +172,15 @@ struct SchedulerState {
     }
     return false;
   }
+  // When a gang phase could start in lease mode: the end of the last small-model iteration in
+  // flight (GPUs stop at their next boundary), or `now` if none is running.
+  Time gang_barrier(Time now) const {
+    Time barrier = now;
+    for (const GpuRuntime& gpu : gpus) {
+      if (gpu.small_busy && gpu.predicted_free > barrier) barrier = gpu.predicted_free;
+    }
+    return barrier;
+  }
   // Oldest arrival among queued small-model requests (queue heads only), if any.
   std::optional<Time> oldest_small_queued_arrival() const;
   bool replica_has_queued_work(const Replica& replica) const {

@@ -9,11 +9,8 @@ void TtftPredictor::initialise(const SchedulerState& state) {
   for (const ModelSpec& model : state.node->models) {
     const CostModel* cost = state.small_models[model.id.value()].cost;
     if (cost == nullptr) continue;
-    BatchShape chunk;
-    chunk.prefill_tokens = model.prefill_chunk_tokens;
-    chunk.prefill_seqs = 1;
     seconds_per_prefill_token_[model.id.value()] =
-        to_seconds(cost->iteration_time(chunk)) / model.prefill_chunk_tokens;
+        lone_chunk_prefill_seconds_per_token(*cost, model);
   }
 }
 
@@ -122,11 +119,7 @@ Duration TtftPredictor::blackout(const SchedulerState& state, Time now) const {
     if (typical_end > now) rest = std::max(rest, typical_end - now);
     return rest;
   }
-  Time barrier = now;
-  for (const GpuRuntime& gpu : state.gpus) {
-    if (gpu.small_busy) barrier = std::max(barrier, gpu.predicted_free);
-  }
-  return (barrier - now) + gang.typical_phase;
+  return (state.gang_barrier(now) - now) + gang.typical_phase;
 }
 
 }  // namespace gangway

@@ -55,6 +55,10 @@ class TtftPredictor {
   // up to four chunks, else the chunks' mean context (exact for costs affine in the context).
   Duration prefill_time(const SchedulerState& state, ModelId model, int32_t new_tokens,
                         int32_t cached_tokens) const;
+  // Seconds of prefill per prompt token of `model` at a full chunk's rate, alone on its engine.
+  double seconds_per_prefill_token(ModelId model) const {
+    return seconds_per_prefill_token_[model.value()];
+  }
   // How long the gang keeps small models off the GPUs from now: the rest of an active phase,
   // or a pending phase's barrier plus a typical phase; zero when the gang is off.
   Duration blackout(const SchedulerState& state, Time now) const;

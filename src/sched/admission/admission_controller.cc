@@ -84,6 +84,13 @@ AdmissionVerdict AdmissionController::reject(Reason reason, std::optional<Durati
   return verdict;
 }
 
+std::optional<AdmissionVerdict> AdmissionController::screen(const RequestSpec& spec, Time now) {
+  const double tokens = static_cast<double>(spec.prompt_tokens) + spec.max_tokens;
+  const Duration limited = rate_limit_wait(spec, tokens, now);
+  if (limited > Duration(0)) return reject(Reason::kRateLimited, limited, spec);
+  return std::nullopt;
+}
+
 AdmissionVerdict AdmissionController::decide(const RequestSpec& spec, const AdmissionQuery& query,
                                              Time now) {
   if (query.no_capacity) return reject(Reason::kNoCapacity, std::nullopt, spec);

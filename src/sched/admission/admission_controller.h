@@ -62,6 +62,11 @@ class AdmissionController {
   bool enabled() const { return options_.enabled; }
 
   AdmissionVerdict decide(const RequestSpec& spec, const AdmissionQuery& query, Time now);
+  // The part of decide() that needs no prediction: the rate limits. The Scheduler asks this
+  // first, so that a request over its tenant's limit is turned away before any TTFT prediction
+  // is spent on it. A rejection (counted) or nothing; decide() checks the same again, for free
+  // when this passed.
+  std::optional<AdmissionVerdict> screen(const RequestSpec& spec, Time now);
 
   // A fresh sample of the node's pressure as seen by model `model`: predicted wait over the
   // tightest TTFT target the node serves. Drives the ladder; true when its level changed.
