@@ -13,14 +13,21 @@
 namespace gangway {
 namespace {
 
-// The peak scenario with `cluster_yaml` appended, in a temporary file.
+// The peak scenario with a 1 s warm-up and `cluster_yaml` appended, in a temporary file.
 std::string cluster_scenario(const std::string& name, const std::string& cluster_yaml) {
   std::ifstream in(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
-  std::stringstream text;
-  text << in.rdbuf() << cluster_yaml;
+  std::stringstream peak;
+  peak << in.rdbuf();
+  // A short warm-up, so that a few simulated seconds measure something.
+  std::string text = peak.str();
+  const std::string warmup = "warmup_s: 5\n";
+  const size_t at = text.find(warmup);
+  EXPECT_NE(at, std::string::npos) << "examples/peak-mixed.yaml changed its warmup_s";
+  if (at != std::string::npos) text.replace(at, warmup.size(), "warmup_s: 1\n");
+  text += cluster_yaml;
   const std::string path =
       (std::filesystem::temp_directory_path() / ("gangway-" + name + ".yaml")).string();
-  std::ofstream(path) << text.str();
+  std::ofstream(path) << text;
   return path;
 }
 
