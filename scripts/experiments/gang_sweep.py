@@ -388,7 +388,9 @@ def write_azure_report(results, scales, out_dir, settings):
     for metric, title, percent, digits in [
             ("goodput", "Goodput (req/s)", False, 1),
             ("slo", "SLO attainment", True, 1),
-            ("lm_queue_p99", "LM queueing delay p99 (ms)", False, 0),
+            ("lm_goodput", "LM goodput (req/s)", False, 2),
+            ("lm_slo", "LM SLO attainment (rejected requests count as missed)", True, 1),
+            ("lm_queue_p99", "LM queueing delay p99 (ms, admitted requests only)", False, 0),
             ("lm_queue_max", "LM queueing delay max (ms)", False, 0),
             ("sm_ttft_p99", "SM TTFT p99 (ms)", False, 0),
             ("utilization", "GPU utilisation", True, 1)]:

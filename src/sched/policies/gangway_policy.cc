@@ -3,11 +3,13 @@
 //
 // Both modes decide *when* the gang runs the same way, from three signals:
 //   1. shares: a virtual-time arbiter over GPU-seconds gives the large model its weighted share
-//      of the node when both tiers have work, and all of it when the small models have none;
+//      of the node while the small models contend for it (requests queued, or resident work
+//      near its deadline), and whatever the small models do not need otherwise;
 //   2. deadlines: a large request whose TTFT slack (or a resident large sequence whose TPOT
 //      budget) is running out pulls the gang forward; a small request whose TTFT slack runs out
 //      cuts a lease short once lease_min has been served;
-//   3. aging: no large request waits longer than max_large_wait for a gang phase to begin.
+//   3. aging: no large request waits longer than max_large_wait for a gang phase to begin, and
+//      a lease goes on (up to lease_max) while requests that had aged when it began are queued.
 // Within its share the large model waits batching_delay for requests to gather, so one barrier
 // serves several of them.
 //
@@ -61,7 +63,15 @@ class GangwayPolicy final : public GangPolicy {
     if (!initialised_) initialise(state);
     large_backlogged_ = state.has_large_work();
     small_backlogged_ = state.any_small_queued() || state.small_resident() > 0;
-    arbiter_.observe_backlog(large_backlogged_, small_backlogged_);
+    // The small pool contends for the node (and the shares apply) only while it has requests
+    // waiting for admission or resident work whose deadlines are near. Resident sequences with
+    // slack do not contend: continuous batching keeps some small sequence resident almost all
+    // the time, and counting that as demand held the large model to its weighted share even
+    // where the small models needed a fraction of the node (docs/gang-scheduling.md).
+    small_contending_ =
+        state.any_small_queued() ||
+        (small_backlogged_ && earliest_small_urgency(state) <= now + spec_.lease_max);
+    arbiter_.observe_backlog(large_backlogged_, small_contending_);
     if (mode_ == ExecutionMode::kExclusive) planner_.refresh(state, now);
   }
 
@@ -81,7 +91,7 @@ class GangwayPolicy final : public GangPolicy {
     // the large model is within its share of the node.
     if (state.large->queue.empty()) return false;
     const Time oldest = state.sequence(state.large->queue.front()).spec.arrival;
-    return arbiter_.large_within_share() && now - oldest >= spec_.batching_delay;
+    return large_may_take_more() && now - oldest >= spec_.batching_delay;
   }
 
   bool keep_gang(const SchedulerState& state, Time now) override {
@@ -99,6 +109,11 @@ class GangwayPolicy final : public GangPolicy {
       return true;
     }
     const Duration step = state.large->last_iteration;
+    // Large requests that have waited out their aging bound and were queued before this lease
+    // began join it whatever the small models' pressure (within lease_max): a lease cut at
+    // lease_min admits a token budget or two, and under a long large queue aging would then
+    // grant one short lease per max_large_wait, too little to keep the queue bounded.
+    if (large_head_aged(state, now)) return true;
     const Time small_latest = earliest_small_urgency(state);
     // Small work that one more large iteration would make late ends the lease.
     if (now + step >= small_latest) return false;
@@ -109,7 +124,7 @@ class GangwayPolicy final : public GangPolicy {
     // Only resident sequences decoding: keep the gang while one of them is due a token, while the
     // large model is within its share, or while no small work would be late after another
     // lease_min; decoding now banks slack for the large sequences' TPOT.
-    return now >= earliest_large_urgency(state) || arbiter_.large_within_share() ||
+    return now >= earliest_large_urgency(state) || large_may_take_more() ||
            now + spec_.lease_min < small_latest;
   }
 
@@ -162,7 +177,7 @@ class GangwayPolicy final : public GangPolicy {
     }
     const Time since = large_waiting_since(state);
     Time wake = since + spec_.max_large_wait;
-    if (arbiter_.large_within_share()) wake = std::min(wake, since + spec_.batching_delay);
+    if (large_may_take_more()) wake = std::min(wake, since + spec_.batching_delay);
     wake = std::min(wake, earliest_large_urgency(state));
     return wake > now ? wake : Time::max();
   }
@@ -232,6 +247,18 @@ class GangwayPolicy final : public GangPolicy {
               state.small_models[model.id.value()].cost->iteration_time(chunk).count()) /
           model.prefill_chunk_tokens;
     }
+  }
+
+  // The large model may take the gang beyond what deadlines demand: it is within its weighted
+  // share, or the small models do not contend (nothing queued, nothing near its deadline).
+  bool large_may_take_more() const { return !small_contending_ || arbiter_.large_within_share(); }
+
+  // Whether the large queue's head was queued before the active lease began and has waited at
+  // least max_large_wait since it arrived.
+  bool large_head_aged(const SchedulerState& state, Time now) const {
+    if (state.large->queue.empty()) return false;
+    const Time arrival = state.sequence(state.large->queue.front()).spec.arrival;
+    return arrival <= state.gang.active_since && now - arrival >= spec_.max_large_wait;
   }
 
   // Since when the large model has had work waiting for the gang: its queue head's arrival, or
@@ -390,7 +417,8 @@ class GangwayPolicy final : public GangPolicy {
   BackfillPlanner planner_;
   bool initialised_ = false;
   bool large_backlogged_ = false;
-  bool small_backlogged_ = false;
+  bool small_backlogged_ = false;  // small work queued or resident
+  bool small_contending_ = false;  // small work queued, or resident and near its deadline
   Duration large_chunk_time_{0};
   std::vector<double> small_prefill_ns_per_token_;  // by ModelId value
   std::vector<Time> small_latest_start_;            // by GPU, see latest_small_start()
