@@ -78,7 +78,13 @@ void HttpConnection::start() {
   context_.counters->connections_total.fetch_add(1, std::memory_order_relaxed);
   registry_[id_] = weak_from_this();
   error_code ignored;
+  // Streamed tokens are small writes that must leave at once (no Nagle delay); coalescing is done
+  // here instead (one write per connection per batch of scheduler events).
   socket_.set_option(asio::ip::tcp::no_delay(true), ignored);
+  // Writes are first tried with a non-blocking send() on this thread (write_now).
+  error_code non_blocking;
+  socket_.non_blocking(true, non_blocking);
+  direct_writes_ = !non_blocking;
   socket_.set_option(asio::socket_base::send_buffer_size(
                          static_cast<int>(context_.config->socket_send_buffer_bytes)),
                      ignored);
@@ -372,25 +378,31 @@ void HttpConnection::on_watch(const error_code& error, size_t bytes) {
   // next parse can start at once; a client that goes away meanwhile shows up as a failed write.
 }
 
-void HttpConnection::on_event(StreamEvent& event) {
-  if (state_ != State::kGenerating || event.sink != sink_) return;
+bool HttpConnection::on_event(StreamEvent& event) {
+  if (state_ != State::kGenerating || event.sink != sink_) return false;
   switch (event.kind) {
     case StreamEvent::Kind::kReply:
       respond(event.reply_status, reply_content_type_, event.reply_body);
-      return;
+      return false;
     case StreamEvent::Kind::kToken: {
-      if (!stream_) return;  // counted by the scheduler; the whole text goes out at the end
+      if (!stream_) return false;  // counted by the scheduler; the whole text goes out at the end
       if (!formatter_) formatter_.emplace(endpoint_, event.id, created_unix_s_, model_name_);
       if (!headers_sent_) send_stream_headers();
       scratch_.clear();
       formatter_->append_token_event(scratch_, event.tokens_after - 1);
+      send_chunk(scratch_, /*flush=*/false);
+      if (state_ != State::kGenerating) return false;  // cut off: output buffer over its limit
       // The first token goes out at once; later ones every stream_interval_tokens (vLLM's
-      // stream_interval: fewer writes for the same tokens; 1 sends each as it comes).
+      // stream_interval: fewer writes for the same tokens; 1 sends each as it comes). "At once"
+      // is at the end of the batch being delivered (flush_output), so that every token of this
+      // connection in the batch, and the status line with the first, leave in one write.
       const bool flush = event.tokens_after == 1 || event.tokens_after - tokens_flushed_ >=
                                                         context_.config->stream_interval_tokens;
-      send_chunk(scratch_, flush);
-      if (flush) tokens_flushed_ = event.tokens_after;
-      return;
+      if (!flush) return false;
+      tokens_flushed_ = event.tokens_after;
+      if (flush_queued_) return false;
+      flush_queued_ = true;
+      return true;
     }
     case StreamEvent::Kind::kFinished: {
       if (!formatter_) formatter_.emplace(endpoint_, event.id, created_unix_s_, model_name_);
@@ -399,31 +411,39 @@ void HttpConnection::on_event(StreamEvent& event) {
         if (!stream_) {
           respond(200, "application/json", formatter_->full_answer(finished),
                   fmt::format("X-Request-Id: {}\r\n", formatter_->response_id()));
-          return;
+          return false;
         }
         if (!headers_sent_) send_stream_headers();
         scratch_.clear();
         formatter_->append_finish_events(scratch_, finished, include_usage_);
-        send_chunk(scratch_);
-        if (state_ != State::kGenerating) return;  // cut off while sending
+        // Tokens still pending, the finish events and the last chunk leave in one write.
+        send_chunk(scratch_, /*flush=*/false);
+        if (state_ != State::kGenerating) return false;  // cut off: output buffer over its limit
         send("0\r\n\r\n");
         end_response();
-        return;
+        return false;
       }
       const ApiError error = error_for_reason(finished.reason, finished.retry_after_s);
       if (stream_ && headers_sent_) {
         scratch_.clear();
         AnswerFormatter::append_error_event(scratch_, error_body(error));
-        send_chunk(scratch_);
-        if (state_ != State::kGenerating) return;
+        send_chunk(scratch_, /*flush=*/false);
+        if (state_ != State::kGenerating) return false;
         send("0\r\n\r\n");
         end_response();
-        return;
+        return false;
       }
       respond_error(error);
-      return;
+      return false;
     }
   }
+  return false;
+}
+
+void HttpConnection::flush_output() {
+  flush_queued_ = false;
+  if (state_ == State::kClosed) return;
+  write_now();
 }
 
 void HttpConnection::respond(int status, std::string_view content_type, std::string_view body,
@@ -448,14 +468,14 @@ void HttpConnection::respond_error(const ApiError& error, std::string_view extra
 }
 
 void HttpConnection::send_stream_headers() {
+  // Only appended: the status line leaves with the first event (in the same write).
   headers_sent_ = true;
   context_.counters->count_response(200);
-  scratch_.clear();
-  send(
-      fmt::format("HTTP/1.1 200 OK\r\nServer: gangway\r\nContent-Type: text/event-stream; "
-                  "charset=utf-8\r\nCache-Control: no-cache\r\nTransfer-Encoding: "
-                  "chunked\r\nX-Request-Id: {}\r\n{}\r\n",
-                  formatter_->response_id(), keep_alive_ ? "" : "Connection: close\r\n"));
+  fmt::format_to(std::back_inserter(out_pending_),
+                 "HTTP/1.1 200 OK\r\nServer: gangway\r\nContent-Type: text/event-stream; "
+                 "charset=utf-8\r\nCache-Control: no-cache\r\nTransfer-Encoding: "
+                 "chunked\r\nX-Request-Id: {}\r\n{}\r\n",
+                 formatter_->response_id(), keep_alive_ ? "" : "Connection: close\r\n");
 }
 
 void HttpConnection::send_chunk(std::string_view data, bool flush) {
@@ -476,7 +496,7 @@ void HttpConnection::send_chunk(std::string_view data, bool flush) {
     client_gone("output buffer over its limit");
     return;
   }
-  if (flush && !writing_) start_write();
+  if (flush) write_now();
 }
 
 void HttpConnection::end_response() {
@@ -497,7 +517,25 @@ void HttpConnection::end_response() {
 void HttpConnection::send(std::string_view data) {
   if (state_ == State::kClosed) return;
   out_pending_.append(data);
-  if (!writing_) start_write();
+  write_now();
+}
+
+void HttpConnection::write_now() {
+  if (writing_ || out_pending_.empty() || state_ == State::kClosed) return;
+  if (direct_writes_) {
+    // The common case: the kernel takes it all, and no asynchronous operation, completion
+    // handler or reactor registration is needed (one send() syscall per write). Errors and a
+    // full send buffer (would_block, or a part taken) go on through the asynchronous write below,
+    // which reports errors on_write() as before and waits for the socket to be writable.
+    error_code error;
+    const size_t written = socket_.write_some(asio::buffer(out_pending_), error);
+    if (!error && written == out_pending_.size()) {
+      out_pending_.clear();
+      return;
+    }
+    if (!error && written > 0) out_pending_.erase(0, written);
+  }
+  start_write();
 }
 
 void HttpConnection::start_write() {
@@ -524,11 +562,8 @@ void HttpConnection::on_write(const error_code& error) {
     }
     return;
   }
-  if (!out_pending_.empty()) {
-    start_write();
-  } else if (close_after_write_) {
-    graceful_close();
-  }
+  write_now();
+  if (!writing_ && close_after_write_) graceful_close();
 }
 
 void HttpConnection::check_write_stall(std::chrono::steady_clock::time_point now) {

@@ -46,8 +46,13 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   ~HttpConnection();
 
   void start();
-  // An event of this connection's current request (ignored if it is stale).
-  void on_event(StreamEvent& event);
+  // An event of this connection's current request (ignored if it is stale). Streamed tokens are
+  // only appended to the pending output: when this returns true the caller must call
+  // flush_output() once it has handed over the rest of its batch of events, so that the tokens
+  // of one batch (one or more scheduler iterations) leave in one write.
+  bool on_event(StreamEvent& event);
+  // Writes the output that on_event() left pending.
+  void flush_output();
   // Server shutdown: close now if idle, else once the current answer is written.
   void shutdown();
   // Cuts the client off if a write has been pending longer than write_stall_timeout (called by
@@ -74,10 +79,16 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
                std::string_view extra_headers = {});
   void respond_error(const ApiError& error, std::string_view extra_headers = {});
   void send_stream_headers();
-  // Frames `data` as one HTTP chunk; starts a write if `flush` (else it waits for the next one).
+  // Frames `data` as one HTTP chunk and appends it to the pending output; writes it now if
+  // `flush` (else it waits for flush_output() or the next write). Cuts the client off when the
+  // unsent output goes over max_output_buffer_bytes.
   void send_chunk(std::string_view data, bool flush = true);
   void end_response();
+  // Appends `data` to the pending output and writes it now (with whatever else is pending).
   void send(std::string_view data);
+  // Writes the pending output now unless a write is in flight: one non-blocking send() first,
+  // and only what the kernel did not take goes through an asynchronous write.
+  void write_now();
   void start_write();
   void on_write(const boost::system::error_code& error);
   void client_gone(std::string_view reason);
@@ -98,7 +109,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   bool watching_ = false;
   bool keep_alive_ = true;
   bool close_after_write_ = false;
-  bool writing_ = false;
+  bool writing_ = false;        // an asynchronous write is in flight
+  bool flush_queued_ = false;   // on_event() returned true; flush_output() is due
+  bool direct_writes_ = false;  // the socket is non-blocking: write_now() may send() at once
   std::string out_pending_;
   std::string out_writing_;
   std::string scratch_;

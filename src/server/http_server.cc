@@ -74,10 +74,7 @@ HttpServer::HttpServer(const Scenario& scenario, const ServerConfig& config, con
   for (auto& thread : threads_) network.push_back(&thread->io);
   loop_ = std::make_unique<SchedulerLoop>(
       scenario_, config_, clock_, network,
-      [this](std::vector<StreamEvent>& events) {
-        if (events.empty()) return;
-        deliver(events.front().sink->network_thread, events);
-      },
+      [this](size_t thread, std::vector<StreamEvent>& events) { deliver(thread, events); },
       counters_);
   context_.loop = loop_.get();
 
@@ -161,10 +158,15 @@ void HttpServer::accept() {
 }
 
 void HttpServer::deliver(size_t thread, std::vector<StreamEvent>& events) {
-  (void)thread;
+  // Tokens are appended to their connections' pending output first and written afterwards, one
+  // write per connection for the whole batch.
+  std::vector<std::shared_ptr<HttpConnection>>& to_flush = threads_[thread]->to_flush;
   for (StreamEvent& event : events) {
-    if (auto connection = event.sink->connection.lock()) connection->on_event(event);
+    auto connection = event.sink->connection.lock();
+    if (connection && connection->on_event(event)) to_flush.push_back(std::move(connection));
   }
+  for (auto& connection : to_flush) connection->flush_output();
+  to_flush.clear();
 }
 
 void HttpServer::on_signal(const error_code& error, int signal) {

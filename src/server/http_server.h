@@ -77,6 +77,8 @@ class HttpServer {
     std::unique_ptr<boost::asio::steady_timer> sweep;
     std::thread thread;
     std::unordered_map<uint64_t, std::weak_ptr<HttpConnection>> connections;
+    // Connections with output pending from the batch being delivered.
+    std::vector<std::shared_ptr<HttpConnection>> to_flush;
   };
   void accept();
   void on_signal(const boost::system::error_code& error, int signal);

@@ -36,6 +36,7 @@ SchedulerLoop::SchedulerLoop(const Scenario& scenario, const ServerConfig& confi
       outbox_(network_.size()),
       wakeup_(io_),
       drain_timer_(io_) {
+  for (size_t i = 0; i < network_.size(); ++i) mailboxes_.push_back(std::make_unique<Mailbox>());
   engines_ = std::make_unique<EmulatedGpus>(
       scenario.node, io_, clock_,
       [this](const IterationCompletion& completion) { handle_completion(completion); });
@@ -255,11 +256,38 @@ void SchedulerLoop::send(StreamEvent event) {
 
 void SchedulerLoop::flush() {
   for (size_t thread = 0; thread < outbox_.size(); ++thread) {
-    if (outbox_[thread].empty()) continue;
-    boost::asio::post(*network_[thread],
-                      [this, events = std::move(outbox_[thread])]() mutable { deliver_(events); });
-    outbox_[thread] = {};
+    std::vector<StreamEvent>& out = outbox_[thread];
+    if (out.empty()) continue;
+    Mailbox& box = *mailboxes_[thread];
+    bool post_delivery = false;
+    {
+      const std::lock_guard lock(box.mutex);
+      if (box.events.empty()) {
+        // The vectors change hands, capacity and all: no allocation in the steady state.
+        box.events.swap(out);
+      } else {
+        box.events.insert(box.events.end(), std::make_move_iterator(out.begin()),
+                          std::make_move_iterator(out.end()));
+      }
+      post_delivery = !box.delivery_posted;
+      box.delivery_posted = true;
+    }
+    out.clear();
+    if (post_delivery) {
+      boost::asio::post(*network_[thread], [this, thread] { deliver_mailbox(thread); });
+    }
   }
+}
+
+void SchedulerLoop::deliver_mailbox(size_t thread) {
+  Mailbox& box = *mailboxes_[thread];
+  {
+    const std::lock_guard lock(box.mutex);
+    box.delivering.swap(box.events);
+    box.delivery_posted = false;
+  }
+  if (!box.delivering.empty()) deliver_(thread, box.delivering);
+  box.delivering.clear();
 }
 
 void SchedulerLoop::arm_wakeup(Time now) {

@@ -21,6 +21,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -49,8 +50,10 @@ enum class LoopQuery : uint8_t { kHealth, kMetrics, kLoad };
 
 class SchedulerLoop {
  public:
-  // Delivers a batch of events on network thread `thread` (runs there).
-  using Deliver = std::function<void(std::vector<StreamEvent>& events)>;
+  // Delivers a batch of events on network thread `thread` (runs there). The batch holds every
+  // event produced for that thread since its previous delivery: one scheduler event's when the
+  // network thread keeps up, several iterations' when it has fallen behind.
+  using Deliver = std::function<void(size_t thread, std::vector<StreamEvent>& events)>;
 
   // `network` are the network threads' io_contexts, indexed like StreamSink::network_thread.
   SchedulerLoop(const Scenario& scenario, const ServerConfig& config, const WallClock& clock,
@@ -90,8 +93,21 @@ class SchedulerLoop {
   void handle_completion(const IterationCompletion& completion);
   void apply_effects(Time now);
   void finish(const RequestRecord& record, Time now);
+  // One network thread's inbox. The loop appends a scheduler event's events and posts a
+  // delivery only when none is pending; the delivery takes everything there at the time it runs.
+  // So there is at most one post (and one wake-up of that thread) in flight per network thread,
+  // and a network thread that falls behind gets several iterations' tokens in one batch, which
+  // it writes to each connection in one send.
+  struct Mailbox {
+    std::mutex mutex;
+    std::vector<StreamEvent> events;      // guarded by mutex
+    bool delivery_posted = false;         // guarded by mutex
+    std::vector<StreamEvent> delivering;  // the network thread's own
+  };
+
   void send(StreamEvent event);
   void flush();
+  void deliver_mailbox(size_t thread);
   void arm_wakeup(Time now);
   void check_drained(Time now);
   void end_drain_now(Time now);
@@ -114,7 +130,8 @@ class SchedulerLoop {
   LoopCounters counters_;
   std::unordered_map<uint64_t, LiveRequest> live_;
   uint64_t next_request_id_ = 1;
-  std::vector<std::vector<StreamEvent>> outbox_;  // per network thread
+  std::vector<std::vector<StreamEvent>> outbox_;     // per network thread, the loop's own
+  std::vector<std::unique_ptr<Mailbox>> mailboxes_;  // per network thread
   boost::asio::steady_timer wakeup_;
   Time armed_wakeup_ = Time::max();
   bool draining_ = false;
