@@ -41,10 +41,22 @@ AdmissionQuery Scheduler::admission_query(const Sequence& seq, Time now) const {
   } else {
     predict_small_ttft(seq, now, query);
   }
-  const Duration correction = admission_.correction(model.id, now);
+  const Duration correction = admission_.correction(model.id, seq.spec.slo_class, now);
   query.predicted_wait += correction;
   query.predicted_ttft += correction;
   return query;
+}
+
+// Exact for arrival order. Under least-slack order a queued request of a looser class moves
+// ahead of a newcomer only once it has waited the difference of the targets (1.8 s for a
+// standard request against an interactive one): by then admission has mostly turned it away or
+// it was served, so its tokens are left out; the learned correction covers the rest.
+int64_t Scheduler::tokens_ahead(const RequestQueue& queue, SloClassId slo_class) const {
+  int64_t tokens = 0;
+  for (const SloClassId first : classes_served_first_[slo_class.value()]) {
+    tokens += queue.queued_tokens(first);
+  }
+  return tokens;
 }
 
 // On each replica: the rest of the iteration in flight and the gang's blackout (as the router
@@ -80,8 +92,9 @@ void Scheduler::predict_small_ttft(const Sequence& seq, Time now, AdmissionQuery
     const RequestQueue& shared = state_.small_models[seq.spec.model.value()].queue;
     const auto replicas =
         static_cast<int64_t>(state_.small_models[seq.spec.model.value()].replicas.size());
-    const int64_t ahead = replica.queue.queued_tokens() + replica.resident_prefill_tokens +
-                          shared.queued_tokens() / std::max<int64_t>(1, replicas);
+    const SloClassId slo_class = seq.spec.slo_class;
+    const int64_t ahead = tokens_ahead(replica.queue, slo_class) + replica.resident_prefill_tokens +
+                          tokens_ahead(shared, slo_class) / std::max<int64_t>(1, replicas);
     const double work_s = static_cast<double>(ahead) / prefill_per_iteration * iteration_s;
     const int32_t own_tokens = std::max(1, seq.prefill_target_tokens - own.cached_tokens());
     const double own_s =
@@ -113,7 +126,7 @@ void Scheduler::predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery
   // With the gang active, the work ahead runs now; otherwise at the gang's share of time.
   const double stretch = gang.phase == GangPhase::kActive ? 1.0 : 1.0 / share;
   const double seconds_per_token = predictor_.seconds_per_prefill_token(seq.spec.model);
-  const auto ahead = static_cast<double>(state_.queued_prompt_tokens[seq.spec.model.value()] +
+  const auto ahead = static_cast<double>(tokens_ahead(large.queue, seq.spec.slo_class) +
                                          large.resident_prefill_tokens);
   const Duration work = seconds_to_duration(ahead * seconds_per_token * stretch);
   const Duration own = predictor_.prefill_time(state_, seq.spec.model, seq.spec.prompt_tokens, 0);

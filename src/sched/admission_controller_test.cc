@@ -193,16 +193,27 @@ TEST(AdmissionController, DisabledAdmitsLateRequestsButKeepsCapsAndLimits) {
   EXPECT_EQ(admission.decide(request(0), lost, at_ms(0)).reason, Reason::kNoCapacity);
 }
 
-TEST(AdmissionController, LearnsItsBiasAndForgetsItWhenNoSamplesCome) {
-  const NodeSpec node = node_with_default_classes();
+TEST(AdmissionController, LearnsItsBiasPerClassAndForgetsItWhenNoSamplesCome) {
+  NodeSpec node = node_with_default_classes();
+  ModelSpec second = node.models.front();
+  second.id = ModelId(1);
+  second.name = "m2";
+  node.models.push_back(second);
   AdmissionController admission(node, AdmissionOptions{});
+  const SloClassId batch = node.slo_classes.back().id;
+  const SloClassId interactive = node.slo_classes.front().id;
+  ASSERT_NE(batch, interactive);
   for (int i = 0; i < 200; ++i) {
-    admission.note_prediction(ModelId(0), milliseconds(100), milliseconds(300), at_ms(i));
+    admission.note_prediction(ModelId(0), batch, milliseconds(100), milliseconds(300), at_ms(i));
   }
   // Capped at half the tightest target (200 ms).
-  EXPECT_GT(admission.correction(ModelId(0), at_ms(200)), milliseconds(90));
-  EXPECT_LE(admission.correction(ModelId(0), at_ms(200)), milliseconds(100));
-  EXPECT_LT(admission.correction(ModelId(0), at_ms(20200)), milliseconds(1));
+  EXPECT_GT(admission.correction(ModelId(0), batch, at_ms(200)), milliseconds(90));
+  EXPECT_LE(admission.correction(ModelId(0), batch, at_ms(200)), milliseconds(100));
+  EXPECT_LT(admission.correction(ModelId(0), batch, at_ms(20200)), milliseconds(1));
+  // Batch work's late first tokens say nothing of interactive predictions, nor of another
+  // model's.
+  EXPECT_EQ(admission.correction(ModelId(0), interactive, at_ms(200)), Duration(0));
+  EXPECT_EQ(admission.correction(ModelId(1), batch, at_ms(200)), Duration(0));
 }
 
 }  // namespace

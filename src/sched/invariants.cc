@@ -36,6 +36,7 @@ void Scheduler::check_invariants() const {
   int64_t placed = 0;
   auto visit_queue = [&](const RequestQueue& queue, const char* where) {
     int64_t tokens = 0;
+    std::vector<int64_t> tokens_by_class(state_.node->slo_classes.size(), 0);
     for (const auto& entry : queue) {
       const SequenceHandle h = std::get<2>(entry);
       visit(h, where, SequenceState::kQueued);
@@ -47,10 +48,16 @@ void Scheduler::check_invariants() const {
         violated(std::string("a queued request has KV tokens but no KV in ") + where);
       }
       tokens += seq.queue_tokens;
+      tokens_by_class[seq.spec.slo_class.value()] += seq.queue_tokens;
       ++placed;
     }
     if (tokens != queue.queued_tokens()) {
       violated(std::string("queued prefill tokens out of step in ") + where);
+    }
+    for (size_t c = 0; c < tokens_by_class.size(); ++c) {
+      if (tokens_by_class[c] != queue.queued_tokens(SloClassId(static_cast<uint8_t>(c)))) {
+        violated(std::string("queued prefill tokens of a class out of step in ") + where);
+      }
     }
   };
   for (const SmallModelRuntime& model : state_.small_models)

@@ -68,22 +68,45 @@ TEST(LoadReport, QueuedWorkRaisesTheWaitAndUsesUpTheHeadroom) {
 TEST(SchedulerAdmission, RejectsAtOnceWithReasonAndRetryAfterWhenTheTargetCannotBeMet) {
   auto scheduler = make();
   const Time now = Time::zero();
-  // Fill the small model's queues with batch work far beyond what 200 ms can clear.
+  // Interactive work (200 ms target, rejected when predicted late) until admission itself turns
+  // it away: the queues then hold about what 200 ms can clear, and the next one cannot be on
+  // time.
   for (uint64_t id = 1; id <= 3000; ++id) {
-    scheduler->submit(request(id, ModelId(0), 2, 2000, now), now);
+    scheduler->submit(request(id, ModelId(0), 0, 2000, now), now);
   }
   scheduler->effects().clear();
-  const SubmitResult result = scheduler->submit(request(9999, ModelId(0), 0, 500, now), now);
+  const SubmitResult result = scheduler->submit(request(9999, ModelId(0), 0, 2000, now), now);
   EXPECT_FALSE(result.accepted);
   ASSERT_EQ(scheduler->effects().finished.size(), 1u);
   const RequestRecord& record = scheduler->effects().finished[0];
   EXPECT_EQ(record.outcome, Outcome::kRejected);
   EXPECT_EQ(record.reason, Reason::kDeadlineUnmeetable);
   ASSERT_TRUE(record.retry_after.has_value());
-  EXPECT_GE(*record.retry_after, std::chrono::seconds(1));
+  EXPECT_GE(*record.retry_after, std::chrono::milliseconds(100));
+}
+
+TEST(SchedulerAdmission, QueuedWorkOfLooserClassesDoesNotTurnAwayATighterOne) {
+  auto scheduler = make();
+  const Time now = Time::zero();
+  // Batch work far beyond what 200 ms can clear: under least-slack order an interactive
+  // arrival is served before all of it, so it is admitted.
+  for (uint64_t id = 1; id <= 3000; ++id) {
+    scheduler->submit(request(id, ModelId(0), 2, 2000, now), now);
+  }
+  scheduler->effects().clear();
+  EXPECT_TRUE(scheduler->submit(request(9999, ModelId(0), 0, 500, now), now).accepted);
   EXPECT_EQ(
       scheduler->admission().counters().decisions[static_cast<int>(Reason::kDeadlineUnmeetable)],
-      1);
+      0);
+  // Under arrival order the same interactive request waits behind the batch work: turned away.
+  SchedulerOptions arrival_order;
+  arrival_order.admission.queue_order = QueueOrder::kArrival;
+  auto fifo = make(arrival_order);
+  for (uint64_t id = 1; id <= 3000; ++id) fifo->submit(request(id, ModelId(0), 2, 2000, now), now);
+  fifo->effects().clear();
+  EXPECT_FALSE(fifo->submit(request(9999, ModelId(0), 0, 500, now), now).accepted);
+  ASSERT_EQ(fifo->effects().finished.size(), 1u);
+  EXPECT_EQ(fifo->effects().finished[0].reason, Reason::kDeadlineUnmeetable);
 }
 
 TEST(SchedulerAdmission, LostGpuRejectsTheLargeModelAndRestoresIt) {

@@ -7,12 +7,16 @@ void RequestQueue::push(SequenceHandle handle, Sequence& seq, int64_t key) {
   seq.queue_sequence = next_sequence_++;
   seq.queue_tokens = seq.remaining_prefill_tokens();
   queued_tokens_ += seq.queue_tokens;
+  const size_t slo_class = seq.spec.slo_class.value();
+  if (slo_class >= tokens_by_class_.size()) tokens_by_class_.resize(slo_class + 1, 0);
+  tokens_by_class_[slo_class] += seq.queue_tokens;
   entries_.emplace(key, seq.queue_sequence, handle);
 }
 
 void RequestQueue::erase(SequenceHandle handle, const Sequence& seq) {
   if (entries_.erase(Entry(seq.queue_key, seq.queue_sequence, handle)) > 0) {
     queued_tokens_ -= seq.queue_tokens;
+    tokens_by_class_[seq.spec.slo_class.value()] -= seq.queue_tokens;
   }
 }
 

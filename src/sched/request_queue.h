@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "sched/sequence.h"
 
@@ -23,6 +24,11 @@ class RequestQueue {
   bool empty() const { return entries_.empty(); }
   // Prefill tokens still to compute for everything queued (the work ahead of a newcomer).
   int64_t queued_tokens() const { return queued_tokens_; }
+  // The same, of one SLO class only: admission counts the work that would be served before a
+  // newcomer, which under least-slack order is that of classes with targets as tight as its.
+  int64_t queued_tokens(SloClassId slo_class) const {
+    return slo_class.value() < tokens_by_class_.size() ? tokens_by_class_[slo_class.value()] : 0;
+  }
   size_t size() const { return entries_.size(); }
   SequenceHandle front() const { return std::get<2>(*entries_.begin()); }
   int64_t front_key() const { return std::get<0>(*entries_.begin()); }
@@ -35,6 +41,7 @@ class RequestQueue {
  private:
   std::set<Entry> entries_;
   int64_t queued_tokens_ = 0;
+  std::vector<int64_t> tokens_by_class_;  // by SloClassId value; grows to the classes seen
   uint64_t next_sequence_ = 0;
 };
 

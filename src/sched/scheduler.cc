@@ -110,6 +110,19 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
   state_.kv_stats.pools.resize(state_.replicas.size() + 1);
   state_.kv_stats.preemptions_by_model.resize(node_.models.size());
   predictor_.initialise(state_);
+  const auto deadline_offset = [&](const SloClass& slo) {
+    return slo.ttft_target.value_or(options_.admission.no_target_deadline);
+  };
+  for (const SloClass& newcomer : node_.slo_classes) {
+    std::vector<SloClassId> first;
+    for (const SloClass& queued : node_.slo_classes) {
+      if (options_.admission.queue_order != QueueOrder::kSlack ||
+          deadline_offset(queued) <= deadline_offset(newcomer)) {
+        first.push_back(queued.id);
+      }
+    }
+    classes_served_first_.push_back(std::move(first));
+  }
 }
 
 int64_t Scheduler::host_bytes(const ModelSpec& model, int64_t tokens) const {
@@ -327,7 +340,8 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
   record.gpu = seq.gpu;
   record.preemptions = seq.preemptions;
   if (seq.predicted_ttft && record.first_token && !seq.downgraded_from) {
-    admission_.note_prediction(seq.spec.model, *seq.predicted_ttft, *record.ttft(), now);
+    admission_.note_prediction(seq.spec.model, seq.spec.slo_class, *seq.predicted_ttft,
+                               *record.ttft(), now);
   }
   if (outcome == Outcome::kCompleted && record.first_token) {
     const SloClass& slo = node_.slo_class(record.slo_class);

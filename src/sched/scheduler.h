@@ -156,6 +156,8 @@ class Scheduler {
   AdmissionQuery admission_query(const Sequence& seq, Time now) const;
   void predict_small_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const;
   void predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const;
+  // Queued prefill tokens of `queue` that would be served before a newcomer of `slo_class`.
+  int64_t tokens_ahead(const RequestQueue& queue, SloClassId slo_class) const;
   int64_t slack_queue_key(const Sequence& seq) const;
   int64_t queue_key(const Sequence& seq) const;
   void shed_queued(Time now);
@@ -227,6 +229,10 @@ class Scheduler {
   AdmissionController admission_;
   // Prefill-time estimates for preemption costs (initialised once the state is built).
   TtftPredictor predictor_;
+  // By SloClassId value: the classes whose queued work is served before a newcomer of that
+  // class (under least-slack order, those whose TTFT target is as tight; under arrival order,
+  // all). Admission's wait estimate counts only their tokens.
+  std::vector<std::vector<SloClassId>> classes_served_first_;
   std::vector<SequenceHandle> free_handles_;
   std::unordered_map<RequestId, SequenceHandle> handle_by_id_;
   Effects effects_;

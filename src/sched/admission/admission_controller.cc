@@ -27,7 +27,7 @@ AdmissionController::AdmissionController(const NodeSpec& node, AdmissionOptions 
     token_buckets_.push_back(bucket(rule.tokens_per_s));
   }
   samples_.resize(node.models.size());
-  corrections_.resize(node.models.size());
+  corrections_.resize(node.models.size() * node.slo_classes.size());
   std::set<int> ranks;
   bool any_target = false;
   for (const SloClass& slo : node.slo_classes) {
@@ -167,20 +167,20 @@ bool AdmissionController::observe_pressure(ModelId model, double pressure, Time 
   return ladder_.update(node_pressure, now);
 }
 
-Duration AdmissionController::correction(ModelId model, Time now) const {
-  const Correction& c = corrections_[model.value()];
+Duration AdmissionController::correction(ModelId model, SloClassId slo_class, Time now) const {
+  const Correction& c = corrections_[correction_index(model, slo_class)];
   if (c.seconds <= 0) return Duration(0);
   const double age_s = now > c.at ? to_seconds(now - c.at) : 0.0;
   return seconds_to_duration(c.seconds * std::exp2(-age_s / kCorrectionHalfLife_s));
 }
 
-void AdmissionController::note_prediction(ModelId model, Duration predicted, Duration actual,
-                                          Time now) {
+void AdmissionController::note_prediction(ModelId model, SloClassId slo_class, Duration predicted,
+                                          Duration actual, Time now) {
   // Weight 1/32 on the newest: follows a change of regime within a few hundred requests. The
   // error is measured against the corrected prediction, so the correction converges to the
   // remaining bias instead of compounding.
-  Correction& c = corrections_[model.value()];
-  c.seconds = to_seconds(correction(model, now)) + to_seconds(actual - predicted) / 32;
+  Correction& c = corrections_[correction_index(model, slo_class)];
+  c.seconds = to_seconds(correction(model, slo_class, now)) + to_seconds(actual - predicted) / 32;
   // Bounded by half the tightest target: a correction larger than that would turn away
   // everything after one bad spell, and admission would stop learning (measured:
   // docs/overload.md).

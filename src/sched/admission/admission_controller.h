@@ -84,13 +84,17 @@ class AdmissionController {
   // The tightest TTFT target of any class (the pressure's yardstick).
   Duration tightest_target() const { return tightest_target_; }
 
-  // A request admitted with `predicted` TTFT got its first token after `actual`. The smoothed
-  // error per model corrects later predictions (correction()): the model of the wait is simple
-  // and the engines may run slower than the cost model says, so admission learns its own bias.
-  // The correction fades with a half-life of a second without new samples, so that a model
-  // whose requests are all being turned away is offered requests again and measured anew.
-  void note_prediction(ModelId model, Duration predicted, Duration actual, Time now);
-  Duration correction(ModelId model, Time now) const;
+  // A request of `slo_class` admitted with `predicted` TTFT got its first token after `actual`.
+  // The smoothed error per model and class corrects later predictions (correction()): the model
+  // of the wait is simple and the engines may run slower than the cost model says, so admission
+  // learns its own bias. Per class, because the bias differs by class: least-slack order serves
+  // an interactive newcomer before queued batch work, whose own waits would otherwise inflate
+  // every interactive prediction. The correction fades with a half-life of a second without
+  // new samples, so that a class whose requests are all being turned away is offered requests
+  // again and measured anew.
+  void note_prediction(ModelId model, SloClassId slo_class, Duration predicted, Duration actual,
+                       Time now);
+  Duration correction(ModelId model, SloClassId slo_class, Time now) const;
   void note_shed_from_queue() { ++counters_.shed_from_queue; }
   const AdmissionCounters& counters() const { return counters_; }
 
@@ -117,7 +121,10 @@ class AdmissionController {
     double seconds = 0;  // smoothed actual - predicted TTFT, never negative
     Time at;             // of the last sample
   };
-  std::vector<Correction> corrections_;  // by model
+  std::vector<Correction> corrections_;  // by model, then class: model x classes + class
+  size_t correction_index(ModelId model, SloClassId slo_class) const {
+    return model.value() * node_->slo_classes.size() + slo_class.value();
+  }
   double pressure_ = 0;
   int lowest_rank_ = 0;
   int highest_rank_ = 0;
