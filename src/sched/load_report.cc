@@ -6,6 +6,8 @@ namespace gangway {
 
 namespace {
 
+constexpr Duration kNoHeadroomAfterRejection = std::chrono::seconds(1);
+
 const char* phase_name(GangPhase phase) {
   switch (phase) {
     case GangPhase::kOff:
@@ -47,6 +49,11 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
       any_target = true;
     }
   }
+  // A node that turned arrivals away lately queues only what it can serve, so its queue alone
+  // looks short: without this its headroom would keep drawing the traffic it rejects.
+  const bool turned_away_recently =
+      state.overload.last_busy_rejection &&
+      now - *state.overload.last_busy_rejection < kNoHeadroomAfterRejection;
   const NodeSpec& node = *state.node;
   for (const ModelSpec& model : node.models) {
     ModelLoad load;
@@ -95,6 +102,7 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
                             : static_cast<double>(model.prefill_chunk_tokens);
     const double seconds_per_request = seconds_per_token * mean_prompt;
     load.headroom_rps = std::max(0.0, target_s - wait_s) * engines / seconds_per_request / target_s;
+    if (turned_away_recently) load.headroom_rps = 0;
     report.models.push_back(std::move(load));
   }
   return report;

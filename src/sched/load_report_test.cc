@@ -65,6 +65,23 @@ TEST(LoadReport, QueuedWorkRaisesTheWaitAndUsesUpTheHeadroom) {
   EXPECT_DOUBLE_EQ(small.headroom_rps, 0.0);
 }
 
+TEST(LoadReport, ANodeThatTurnsArrivalsAwayShowsNoHeadroom) {
+  // Interactive arrivals far beyond what 200 ms can clear: admission keeps the queue to what it
+  // can serve and rejects the rest, so the queue alone would leave headroom; having turned
+  // arrivals away, the node shows none, for a second.
+  auto scheduler = make();
+  const Time now = Time::zero();
+  for (uint64_t id = 1; id <= 3000; ++id) {
+    scheduler->submit(request(id, ModelId(0), 0, 2000, now), now);
+  }
+  ASSERT_GT(
+      scheduler->admission().counters().decisions[static_cast<int>(Reason::kDeadlineUnmeetable)],
+      0);
+  EXPECT_DOUBLE_EQ(compute_load_report(scheduler->state(), now).models[0].headroom_rps, 0.0);
+  const Time later = now + std::chrono::seconds(2);
+  EXPECT_GT(compute_load_report(scheduler->state(), later).models[0].headroom_rps, 0.0);
+}
+
 TEST(SchedulerAdmission, RejectsAtOnceWithReasonAndRetryAfterWhenTheTargetCannotBeMet) {
   auto scheduler = make();
   const Time now = Time::zero();

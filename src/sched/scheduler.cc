@@ -208,6 +208,10 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
     }
     const AdmissionVerdict verdict = admission_.decide(spec, query, now);
     if (!verdict.admit) {
+      if (verdict.reason == Reason::kDeadlineUnmeetable || verdict.reason == Reason::kShed ||
+          verdict.reason == Reason::kQueueFull) {
+        state_.overload.last_busy_rejection = now;
+      }
       discard_sequence(handle);
       reject(spec, verdict.reason, now);
       effects_.finished.back().retry_after = verdict.retry_after;

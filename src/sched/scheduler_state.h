@@ -108,6 +108,10 @@ struct GangRuntime {
 struct OverloadState {
   const char* level = "normal";
   double pressure = 0;
+  // The last time admission turned an arrival away because the node was busy (its target could
+  // not be met, its class was shed, its queue was full): load reports show no headroom for a
+  // while after, since the queue alone looks short on a node that only queues what it can serve.
+  std::optional<Time> last_busy_rejection;
 };
 
 // How well output lengths were predicted, per model: each completed request compares what was
