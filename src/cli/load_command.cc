@@ -15,36 +15,7 @@ namespace gangway {
 namespace {
 
 void apply_overrides(const LoadCommandOptions& options, Scenario& scenario) {
-  if (options.seed) scenario.seed = *options.seed;
-  if (options.duration_s) {
-    if (!(*options.duration_s > 0)) {
-      throw InputError::at("", std::nullopt, "--duration", "expected seconds > 0");
-    }
-    scenario.duration = seconds_to_duration(*options.duration_s);
-  }
-  if (options.trace_format && !options.trace_path) {
-    throw InputError::at("", std::nullopt, "--trace-format", "needs --trace FILE");
-  }
-  if (options.trace_path) {
-    TraceSpec trace;
-    trace.path = *options.trace_path;
-    const bool jsonl = trace.path.ends_with(".jsonl");
-    trace.format = options.trace_format
-                       ? parse_trace_format(*options.trace_format, "", "--trace-format")
-                       : (jsonl ? TraceFormat::mooncake : TraceFormat::azure);
-    trace.rules = scenario.trace_mapping;
-    trace.origin = "--trace";
-    scenario.streams.clear();
-    scenario.trace = trace;
-  }
-  if (options.rate_scale) {
-    if (!(*options.rate_scale > 0)) {
-      throw InputError::at("", std::nullopt, "--rate-scale", "expected a factor > 0");
-    }
-    for (StreamSpec& stream : scenario.streams) stream.arrival.rate_scale *= *options.rate_scale;
-    if (scenario.trace) scenario.trace->rate_scale *= *options.rate_scale;
-  }
-  if (scenario.trace) validate(*scenario.trace);
+  apply_workload_overrides(options, scenario);
   if (options.endpoint != "completions" && options.endpoint != "chat") {
     throw InputError::at("", std::nullopt, "--endpoint",
                          "expected completions or chat, got '" + options.endpoint + "'");

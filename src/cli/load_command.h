@@ -9,16 +9,13 @@
 #include <ostream>
 #include <string>
 
+#include "cli/workload_overrides.h"
+
 namespace gangway {
 
-struct LoadCommandOptions {
+struct LoadCommandOptions : WorkloadOverrides {
   std::string url;
   std::string scenario_path;
-  std::optional<double> rate_scale;
-  std::optional<double> duration_s;
-  std::optional<uint64_t> seed;
-  std::optional<std::string> trace_path;
-  std::optional<std::string> trace_format;
   std::string endpoint = "completions";
   std::optional<double> drain_timeout_s;
   int max_connections = 16384;

@@ -10,22 +10,10 @@
 #include <string>
 
 #include "cli/simulate_command.h"
+#include "cli/simulate_command_testing.h"
 
 namespace gangway {
 namespace {
-
-struct CommandRun {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-CommandRun simulate(const SimulateOptions& options) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int status = run_simulate(options, out, err);
-  return CommandRun{status, out.str(), err.str()};
-}
 
 // A scenario file in a fresh temporary folder; removed with the object.
 struct ScenarioFile {

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli/simulate_command.h"
+#include "cli/simulate_command_testing.h"
 
 namespace gangway {
 namespace {
@@ -31,19 +32,6 @@ std::string cluster_scenario(const std::string& name, const std::string& cluster
   return path;
 }
 
-struct CommandRun {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-CommandRun simulate(const SimulateOptions& options) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int status = run_simulate(options, out, err);
-  return CommandRun{status, out.str(), err.str()};
-}
-
 SimulateOptions short_run(const std::string& path) {
   SimulateOptions options;
   options.scenario_path = path;
@@ -51,14 +39,6 @@ SimulateOptions short_run(const std::string& path) {
   options.rate_scale = 3.0;
   options.json = true;
   return options;
-}
-
-nlohmann::json without_wall_clock(nlohmann::json document) {
-  for (auto& run : document["runs"]) {
-    run["sim"].erase("wall_s");
-    run["sim"].erase("speedup");
-  }
-  return document;
 }
 
 TEST(SimulateCluster, JsonHasPerNodeAndSpilloverBlocksAndIsDeterministic) {

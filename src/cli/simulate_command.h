@@ -10,19 +10,16 @@
 #include <string>
 #include <vector>
 
+#include "cli/workload_overrides.h"
+
 namespace gangway {
 
-struct SimulateOptions {
+struct SimulateOptions : WorkloadOverrides {
   std::string scenario_path;
   std::vector<std::string> policies;
   // Small-model routing rules; each policy runs under each (default: the scenario's).
   std::vector<std::string> routings;
-  std::optional<uint64_t> seed;
-  std::optional<double> duration_s;
   std::optional<double> drain_s;
-  std::optional<double> rate_scale;
-  std::optional<std::string> trace_path;
-  std::optional<std::string> trace_format;
   bool json = false;
   std::optional<std::string> timeline_path;
   // Bin width of the time series added to each run's JSON (runs[].series), ms.

@@ -10,23 +10,12 @@
 #include <utility>
 #include <vector>
 
+#include "cli/simulate_command_testing.h"
+
 namespace gangway {
 namespace {
 
 const std::string kPeak = std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml";
-
-struct CommandRun {
-  int status;
-  std::string out;
-  std::string err;
-};
-
-CommandRun simulate(SimulateOptions options) {
-  std::ostringstream out;
-  std::ostringstream err;
-  const int status = run_simulate(options, out, err);
-  return CommandRun{status, out.str(), err.str()};
-}
 
 SimulateOptions short_peak(uint64_t seed) {
   SimulateOptions options;
@@ -36,15 +25,6 @@ SimulateOptions short_peak(uint64_t seed) {
   options.json = true;
   options.policies = {"gangway", "time-slice"};
   return options;
-}
-
-// Everything but the wall-clock fields, which differ between runs.
-nlohmann::json without_wall_clock(nlohmann::json document) {
-  for (auto& run : document["runs"]) {
-    run["sim"].erase("wall_s");
-    run["sim"].erase("speedup");
-  }
-  return document;
 }
 
 TEST(SimulateCommand, JsonHasTheContractKeys) {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "config/scenario.h"
+#include "config/scenario_errors_testing.h"
 #include "core/input_error.h"
 
 namespace gangway {
@@ -22,13 +23,7 @@ workload:
 )";
 
 std::string error_of(const std::string& yaml) {
-  try {
-    parse_scenario(yaml, "bad.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError for:\n" << yaml;
-  return "";
+  return scenario_error_of(yaml, "bad.yaml");
 }
 
 TEST(ClusterConfig, AbsentMeansOneNodeWithoutACluster) {

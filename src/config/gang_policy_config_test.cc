@@ -9,28 +9,14 @@
 #include <string>
 
 #include "config/scenario.h"
+#include "config/scenario_errors_testing.h"
 #include "core/input_error.h"
 
 namespace gangway {
 namespace {
 
-using ::testing::HasSubstr;
-using ::testing::StartsWith;
-
-std::string error_of(const std::string& yaml) {
-  try {
-    parse_scenario(yaml, "gang.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError for:\n" << yaml;
-  return "";
-}
-
 void expect_error(const std::string& yaml, const std::string& where, const std::string& what) {
-  const std::string message = error_of(yaml);
-  EXPECT_THAT(message, StartsWith("gang.yaml:" + where + ": ")) << yaml;
-  EXPECT_THAT(message, HasSubstr(what)) << yaml;
+  expect_scenario_error(yaml, "gang.yaml", where, what);
 }
 
 // Three lines: a small and a large model.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "config/scenario.h"
+#include "config/scenario_errors_testing.h"
 #include "core/input_error.h"
 
 namespace gangway {
@@ -24,13 +25,7 @@ workload:
 )";
 
 std::string error_of(const std::string& yaml) {
-  try {
-    parse_scenario(yaml, "kv.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError for:\n" << yaml;
-  return "";
+  return scenario_error_of(yaml, "kv.yaml");
 }
 
 TEST(KvConfig, DefaultsAreStaticSplitCostPreemptionAndPredictedTtftRouting) {

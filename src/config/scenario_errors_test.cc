@@ -6,6 +6,7 @@
 #include <string>
 
 #include "config/scenario.h"
+#include "config/scenario_errors_testing.h"
 #include "core/input_error.h"
 
 namespace gangway {
@@ -15,20 +16,11 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 
 std::string error_of(const std::string& yaml) {
-  try {
-    parse_scenario(yaml, "bad.yaml");
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected an InputError for:\n" << yaml;
-  return "";
+  return scenario_error_of(yaml, "bad.yaml");
 }
 
-// `where` is "LINE: KEY.PATH"; `what` a fragment of the explanation.
 void expect_error(const std::string& yaml, const std::string& where, const std::string& what) {
-  const std::string message = error_of(yaml);
-  EXPECT_THAT(message, StartsWith("bad.yaml:" + where + ": ")) << yaml;
-  EXPECT_THAT(message, HasSubstr(what)) << yaml;
+  expect_scenario_error(yaml, "bad.yaml", where, what);
 }
 
 // Two lines; a small model "llama-3-8b".

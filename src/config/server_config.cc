@@ -97,10 +97,8 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
   if (const auto v = map.get("default_slo_class")) {
     config.default_slo_class = v->text();
     if (!node.find_slo_class(config.default_slo_class)) {
-      std::vector<std::string> names;
-      for (const SloClass& c : node.slo_classes) names.push_back(c.name);
       v->fail("unknown SLO class " + quoted(config.default_slo_class) +
-              "; expected one of: " + join_names(names));
+              "; expected one of: " + join_names(node.slo_class_names()));
     }
   }
   if (const auto v = map.get("emulated_output_tokens")) {

@@ -2,6 +2,18 @@
 
 namespace gangway {
 
+std::vector<std::string> NodeSpec::model_names() const {
+  std::vector<std::string> names;
+  for (const ModelSpec& m : models) names.push_back(m.name);
+  return names;
+}
+
+std::vector<std::string> NodeSpec::slo_class_names() const {
+  std::vector<std::string> names;
+  for (const SloClass& c : slo_classes) names.push_back(c.name);
+  return names;
+}
+
 NodeSpec default_node_spec() {
   NodeSpec node;
   node.hardware = h100_sxm_80gb();

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -39,6 +40,10 @@ struct NodeSpec {
     }
     return std::nullopt;
   }
+  // Names in id order: the labels of per-model and per-class metrics, and the allowed values an
+  // error message lists.
+  std::vector<std::string> model_names() const;
+  std::vector<std::string> slo_class_names() const;
   std::optional<SloClassId> find_slo_class(std::string_view name) const {
     for (const auto& c : slo_classes) {
       if (c.name == name) return c.id;

@@ -70,6 +70,13 @@ void BlockPool::unindex(BlockId block) {
   b.hash = 0;
 }
 
+BlockId BlockPool::take_available() {
+  if (unused_.empty()) return evict_oldest();
+  const BlockId block = unused_.back();
+  unused_.pop_back();
+  return block;
+}
+
 BlockId BlockPool::evict_oldest() {
   const BlockId victim = lru_oldest_;
   if (victim == kNoBlock) broken("eviction with no cached block");
@@ -151,13 +158,7 @@ void BlockPool::acquire(std::span<const BlockHash> hashes, int32_t count,
 bool BlockPool::allocate(int64_t count, std::vector<BlockId>& out) {
   if (count > available_blocks()) return false;
   for (int64_t i = 0; i < count; ++i) {
-    BlockId block;
-    if (!unused_.empty()) {
-      block = unused_.back();
-      unused_.pop_back();
-    } else {
-      block = evict_oldest();
-    }
+    const BlockId block = take_available();
     blocks_[block].refs = 1;
     ++referenced_blocks_;
     ++references_;
@@ -227,13 +228,7 @@ bool BlockPool::set_capacity(int64_t blocks) {
   const int64_t shrink = capacity_blocks_ - blocks;
   if (shrink > available_blocks()) return false;
   for (int64_t i = 0; i < shrink; ++i) {
-    BlockId block;
-    if (!unused_.empty()) {
-      block = unused_.back();
-      unused_.pop_back();
-    } else {
-      block = evict_oldest();
-    }
+    const BlockId block = take_available();
     blocks_[block].retired = true;
     retired_.push_back(block);
   }

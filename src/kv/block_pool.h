@@ -148,6 +148,8 @@ class BlockPool {
 
   void lru_remove(BlockId block);
   void lru_append(BlockId block);
+  // A block nobody references: an unused one if any, else the least recently used cached one.
+  BlockId take_available();
   // Removes the oldest cached block from the index (and LRU list) and returns it, unused.
   BlockId evict_oldest();
   void unindex(BlockId block);

@@ -100,17 +100,7 @@ bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now,
   target.kv_shortfall_blocks = &replica.kv_shortfall_blocks;
   if (!build_batch(target, now)) return false;
 
-  BatchShape shape;
-  for (const BatchEntry& entry : gpu.batch) {
-    if (entry.prefill_tokens > 0) {
-      shape.prefill_tokens += entry.prefill_tokens;
-      ++shape.prefill_seqs;
-      shape.prefill_context_tokens += entry.context_tokens;
-    } else {
-      ++shape.decode_seqs;
-      shape.decode_context_tokens += entry.context_tokens;
-    }
-  }
+  const BatchShape shape = shape_of(gpu.batch);
   const Duration predicted = cost_models_[replica.model.value()]->iteration_time(shape);
   gpu.small_busy = true;
   gpu.busy_since = now;
@@ -138,17 +128,7 @@ bool Scheduler::launch_large(Time now, bool admit_new) {
   target.cache_aware = options_.lm_cache_aware_batching && options_.prefix_caching;
   if (!build_batch(target, now)) return false;
 
-  BatchShape shape;
-  for (const BatchEntry& entry : large.batch) {
-    if (entry.prefill_tokens > 0) {
-      shape.prefill_tokens += entry.prefill_tokens;
-      ++shape.prefill_seqs;
-      shape.prefill_context_tokens += entry.context_tokens;
-    } else {
-      ++shape.decode_seqs;
-      shape.decode_context_tokens += entry.context_tokens;
-    }
-  }
+  const BatchShape shape = shape_of(large.batch);
   const Duration predicted = large.cost->iteration_time(shape);
   large.busy = true;
   large.busy_since = now;

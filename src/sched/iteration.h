@@ -36,6 +36,22 @@ struct BatchEntry {
   int32_t output_tokens_after = 0;
 };
 
+// The cost model's view of a batch: prefill chunks and decode steps counted apart.
+inline BatchShape shape_of(std::span<const BatchEntry> entries) {
+  BatchShape shape;
+  for (const BatchEntry& entry : entries) {
+    if (entry.prefill_tokens > 0) {
+      shape.prefill_tokens += entry.prefill_tokens;
+      ++shape.prefill_seqs;
+      shape.prefill_context_tokens += entry.context_tokens;
+    } else {
+      ++shape.decode_seqs;
+      shape.decode_context_tokens += entry.context_tokens;
+    }
+  }
+  return shape;
+}
+
 struct IterationLaunch {
   EngineRef engine;
   ModelId model;

@@ -107,17 +107,7 @@ LoadTarget parse_load_url(const std::string& url) {
 }
 
 LoadResult::LoadResult(const NodeSpec& node)
-    : metrics(
-          [&] {
-            std::vector<std::string> names;
-            for (const SloClass& c : node.slo_classes) names.push_back(c.name);
-            return names;
-          }(),
-          [&] {
-            std::vector<std::string> names;
-            for (const ModelSpec& m : node.models) names.push_back(m.name);
-            return names;
-          }()) {}
+    : metrics(node.slo_class_names(), node.model_names()) {}
 
 class LoadGenerator::Impl {
  public:

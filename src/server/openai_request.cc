@@ -231,13 +231,7 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
     error.code = "model_not_found";
     error.param = "model";
     error.message = "The model '" + model->get<std::string>() +
-                    "' does not exist on this node. Models: " +
-                    [&] {
-                      std::vector<std::string> names;
-                      for (const ModelSpec& m : node.models) names.push_back(m.name);
-                      return join(names);
-                    }() +
-                    ".";
+                    "' does not exist on this node. Models: " + join(node.model_names()) + ".";
     return error;
   }
   request.model = *model_id;
@@ -341,10 +335,9 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
   if (auto* name = std::get_if<std::string>(&slo)) {
     const std::optional<SloClassId> id = node.find_slo_class(*name);
     if (!id) {
-      std::vector<std::string> names;
-      for (const SloClass& c : node.slo_classes) names.push_back(c.name);
-      return ApiError::invalid(
-          "Unknown SLO class '" + *name + "'; expected one of: " + join(names) + ".", "slo_class");
+      return ApiError::invalid("Unknown SLO class '" + *name +
+                                   "'; expected one of: " + join(node.slo_class_names()) + ".",
+                               "slo_class");
     }
     request.slo_class = *id;
   }

@@ -4,31 +4,15 @@
 
 namespace gangway {
 
-namespace {
-
-std::vector<std::string> class_names(const NodeSpec& node) {
-  std::vector<std::string> names;
-  for (const SloClass& c : node.slo_classes) names.push_back(c.name);
-  return names;
-}
-
-std::vector<std::string> model_names(const NodeSpec& node) {
-  std::vector<std::string> names;
-  for (const ModelSpec& m : node.models) names.push_back(m.name);
-  return names;
-}
-
-}  // namespace
-
 ClusterSimulator::ClusterSimulator(const NodeSpec& node, const SchedulerOptions& scheduler_options,
                                    const PolicyFactory& make_policy, const ClusterSpec& cluster,
                                    uint64_t seed, RequestSource& source, SimulationOptions options)
     : node_(node),
       cluster_(cluster),
       options_(std::move(options)),
-      source_(source),
+      arrivals_(source, Time::zero() + options_.duration),
       router_(cluster, seed),
-      metrics_(class_names(node), model_names(node)),
+      metrics_(node.slo_class_names(), node.model_names()),
       first_choice_(static_cast<size_t>(cluster.nodes), 0),
       retries_received_(static_cast<size_t>(cluster.nodes), 0) {
   if (options_.series_bin > Duration(0)) series_.emplace(node, options_.series_bin);
@@ -59,12 +43,7 @@ bool ClusterSimulator::all_idle() const {
 ClusterResult ClusterSimulator::run() {
   const Time window_end = Time::zero() + options_.duration;
   const Time hard_end = window_end + options_.drain_limit;
-  pending_arrival_ = source_.next();
-  if (pending_arrival_ && pending_arrival_->spec.arrival < window_end) {
-    events_.push(pending_arrival_->spec.arrival, SimEventKind::kArrival, 0);
-  } else {
-    pending_arrival_.reset();
-  }
+  arrivals_.schedule_next(now_, events_);
   drivers_.front()->schedule_faults();
 
   while (!events_.empty()) {
@@ -81,7 +60,7 @@ ClusterResult ClusterSimulator::run() {
       driver.after_event(now_);
     }
     if (series_) sample_series();
-    if (!pending_arrival_ && all_idle()) break;
+    if (!arrivals_.pending() && all_idle()) break;
   }
   for (const auto& driver : drivers_) driver->stop(now_);
 
@@ -112,8 +91,7 @@ void ClusterSimulator::sample_series() {
 }
 
 void ClusterSimulator::route_next_arrival() {
-  const WorkloadItem item = std::move(*pending_arrival_);
-  pending_arrival_.reset();
+  const WorkloadItem item = arrivals_.take();
   ++requests_;
   const bool counted = measured(item.spec.arrival);
   if (counted) metrics_.on_arrival(item.spec.model, item.spec.slo_class);
@@ -147,13 +125,7 @@ void ClusterSimulator::route_next_arrival() {
     first_node.after_event(now_);
     if (busy && counted) ++spillover_.not_retried;
   }
-  const Time window_end = Time::zero() + options_.duration;
-  pending_arrival_ = source_.next();
-  if (pending_arrival_ && pending_arrival_->spec.arrival < window_end) {
-    events_.push(std::max(now_, pending_arrival_->spec.arrival), SimEventKind::kArrival, 0);
-  } else {
-    pending_arrival_.reset();
-  }
+  arrivals_.schedule_next(now_, events_);
 }
 
 }  // namespace gangway

@@ -18,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "sim/arrival_feed.h"
 #include "sim/cluster_router.h"
 #include "sim/cluster_spec.h"
 #include "sim/node_driver.h"
@@ -77,13 +78,12 @@ class ClusterSimulator {
   const NodeSpec& node_;
   ClusterSpec cluster_;
   SimulationOptions options_;
-  RequestSource& source_;
+  ArrivalFeed arrivals_;
   EventQueue events_;
   std::vector<std::unique_ptr<NodeDriver>> drivers_;
   std::vector<const Scheduler*> schedulers_;
   ClusterRouter router_;
   Time now_;
-  std::optional<WorkloadItem> pending_arrival_;
   // A rejection being retried elsewhere: its record at the first node is not the cluster's.
   std::optional<RequestId> retrying_;
   std::optional<TimeSeries> series_;

@@ -10,18 +10,6 @@ namespace {
 constexpr int kEpochShift = 20;
 constexpr uint64_t kEngineMask = (uint64_t{1} << kEpochShift) - 1;
 
-std::vector<std::string> class_names(const NodeSpec& node) {
-  std::vector<std::string> names;
-  for (const SloClass& c : node.slo_classes) names.push_back(c.name);
-  return names;
-}
-
-std::vector<std::string> model_names(const NodeSpec& node) {
-  std::vector<std::string> names;
-  for (const ModelSpec& m : node.models) names.push_back(m.name);
-  return names;
-}
-
 const char* gang_event_name(GangEventKind kind) {
   switch (kind) {
     case GangEventKind::kPending:
@@ -49,7 +37,7 @@ NodeDriver::NodeDriver(const NodeSpec& node, SchedulerOptions scheduler_options,
       engine_epoch_(node.gpu_count + 1, 0),
       activities_(node.gpu_count, GpuActivity::kIdle),
       window_open_(options_.warmup <= Duration(0)),
-      metrics_(class_names(node), model_names(node)),
+      metrics_(node.slo_class_names(), node.model_names()),
       node_time_(node.gpu_count, Time::zero() + options_.warmup) {
   for (const ModelSpec& model : node.models) {
     engine_cost_.push_back(make_cost_model(model, node.hardware));

@@ -21,7 +21,7 @@ Simulator::Simulator(const NodeSpec& node, SchedulerOptions scheduler_options,
                      std::unique_ptr<GangPolicy> policy, std::unique_ptr<Router> router,
                      RequestSource& source, SimulationOptions options)
     : options_(options),
-      source_(source),
+      arrivals_(source, Time::zero() + options_.duration),
       driver_(node, scheduler_options, std::move(policy), std::move(router), events_,
               driver_options(options)) {
   if (options_.series_bin > Duration(0)) {
@@ -36,12 +36,7 @@ Simulator::~Simulator() = default;
 SimulationResult Simulator::run() {
   const Time window_end = Time::zero() + options_.duration;
   const Time hard_end = window_end + options_.drain_limit;
-  pending_arrival_ = source_.next();
-  if (pending_arrival_ && pending_arrival_->spec.arrival < window_end) {
-    events_.push(pending_arrival_->spec.arrival, SimEventKind::kArrival, 0);
-  } else {
-    pending_arrival_.reset();
-  }
+  arrivals_.schedule_next(now_, events_);
   driver_.schedule_faults();
 
   while (!events_.empty()) {
@@ -61,7 +56,7 @@ SimulationResult Simulator::run() {
       series_->sample(now_, queued_requests(state), state.live_sequences);
     }
     // Done once arrivals have stopped and nothing is left in the system.
-    if (!pending_arrival_ && driver_.scheduler().live_requests() == 0) break;
+    if (!arrivals_.pending() && driver_.scheduler().live_requests() == 0) break;
   }
   driver_.stop(now_);
 
@@ -77,18 +72,11 @@ SimulationResult Simulator::run() {
 }
 
 void Simulator::submit_next_arrival() {
-  const WorkloadItem item = std::move(*pending_arrival_);
-  pending_arrival_.reset();
+  const WorkloadItem item = arrivals_.take();
   ++requests_;
   if (series_) series_->on_arrival(item.spec.arrival, item.spec.slo_class);
   driver_.submit(item, now_);
-  const Time window_end = Time::zero() + options_.duration;
-  pending_arrival_ = source_.next();
-  if (pending_arrival_ && pending_arrival_->spec.arrival < window_end) {
-    events_.push(std::max(now_, pending_arrival_->spec.arrival), SimEventKind::kArrival, 0);
-  } else {
-    pending_arrival_.reset();
-  }
+  arrivals_.schedule_next(now_, events_);
 }
 
 }  // namespace gangway

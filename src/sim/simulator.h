@@ -18,6 +18,7 @@
 #include "metrics/run_metrics.h"
 #include "metrics/timeline_writer.h"
 #include "sched/scheduler.h"
+#include "sim/arrival_feed.h"
 #include "sim/event_queue.h"
 #include "sim/fault_spec.h"
 #include "sim/node_driver.h"
@@ -70,11 +71,10 @@ class Simulator {
   void submit_next_arrival();
 
   SimulationOptions options_;
-  RequestSource& source_;
+  ArrivalFeed arrivals_;
   EventQueue events_;
   NodeDriver driver_;
   Time now_;
-  std::optional<WorkloadItem> pending_arrival_;
   int64_t events_processed_ = 0;
   int64_t requests_ = 0;
   std::optional<TimeSeries> series_;

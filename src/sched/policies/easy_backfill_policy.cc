@@ -5,6 +5,7 @@
 // requests may still start if they are predicted (mean length) to end before it. No arbiter,
 // no deadlines, no eviction of stragglers: the baseline that shows what the predictor alone buys.
 
+#include "sched/policies/arrival_order_gang_policy.h"
 #include "sched/policies/backfill_planner.h"
 #include "sched/policies/policy_factories.h"
 
@@ -12,27 +13,14 @@ namespace gangway {
 
 namespace {
 
-class EasyBackfillPolicy final : public GangPolicy {
+class EasyBackfillPolicy final : public ArrivalOrderGangPolicy {
  public:
   EasyBackfillPolicy() : planner_(/*conservative=*/false) {}
 
   std::string_view name() const override { return "easy-backfill"; }
-  ExecutionMode mode() const override { return ExecutionMode::kExclusive; }
 
   void plan(const SchedulerState& state, Time now) override { planner_.refresh(state, now); }
 
-  bool want_gang(const SchedulerState& state, Time) override {
-    if (!state.large->running.empty()) return true;
-    return large_head_is_oldest(state);
-  }
-  // Keep admitting large requests while no small request waits ahead of the large queue's head.
-  bool keep_gang(const SchedulerState& state, Time) override {
-    return !state.any_small_queued() || large_head_is_oldest(state);
-  }
-  bool admit_large(const SchedulerState& state, const Sequence& seq, Time) override {
-    const std::optional<Time> small = state.oldest_small_queued_arrival();
-    return !small || seq.spec.arrival <= *small;
-  }
   bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
                    Time now) override {
     if (state.gang.phase == GangPhase::kActive) return false;
@@ -59,13 +47,6 @@ class EasyBackfillPolicy final : public GangPolicy {
   BackfillStats backfill_stats() const override { return backfill_stats_; }
 
  private:
-  static bool large_head_is_oldest(const SchedulerState& state) {
-    if (state.large->queue.empty()) return false;
-    const Time large_arrival = state.sequence(state.large->queue.front()).spec.arrival;
-    const std::optional<Time> small = state.oldest_small_queued_arrival();
-    return !small || large_arrival <= *small;
-  }
-
   BackfillPlanner planner_;
   Time reservation_;
   BackfillStats backfill_stats_;

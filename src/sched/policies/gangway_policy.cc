@@ -277,8 +277,25 @@ class GangwayPolicy final : public GangPolicy {
     return since;
   }
 
-  std::optional<Duration> ttft_target(const SchedulerState& state, const Sequence& seq) const {
-    return state.node->slo_class(seq.spec.slo_class).ttft_target;
+  // When `seq` needs its first token: its own deadline, else its class's TTFT target after its
+  // arrival; none for a class without a TTFT target.
+  std::optional<Time> first_token_due(const SchedulerState& state, const Sequence& seq) const {
+    if (seq.spec.ttft_deadline) return seq.spec.ttft_deadline;
+    const std::optional<Duration> target = state.node->slo_class(seq.spec.slo_class).ttft_target;
+    if (!target) return std::nullopt;
+    return seq.spec.arrival + *target;
+  }
+
+  // The latest time the gang may start for the large sequence `seq` to finish its prompt, one
+  // chunk per large iteration, by its first-token deadline; none without a deadline.
+  std::optional<Time> large_prefill_latest_start(const SchedulerState& state,
+                                                 const Sequence& seq) const {
+    const std::optional<Time> due = first_token_due(state, seq);
+    if (!due) return std::nullopt;
+    const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
+                                    state.node->model(seq.spec.model).prefill_chunk_tokens);
+    const Duration prefill(static_cast<int64_t>(chunks * large_chunk_time_.count()));
+    return *due - prefill - spec_.urgency_margin;
   }
 
   // How long until the gang could start: the busiest GPU's iteration in flight (lease mode) or
@@ -302,16 +319,9 @@ class GangwayPolicy final : public GangPolicy {
     for (const auto& entry : state.large->queue) {
       if (++checked > kHeadsChecked) break;
       const Sequence& seq = state.sequence(std::get<2>(entry));
-      std::optional<Time> deadline = seq.spec.ttft_deadline;
-      if (!deadline) {
-        const std::optional<Duration> target = ttft_target(state, seq);
-        if (!target) continue;
-        deadline = seq.spec.arrival + *target;
+      if (const std::optional<Time> start = large_prefill_latest_start(state, seq)) {
+        latest_start = std::min(latest_start, *start);
       }
-      const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
-                                      state.node->model(seq.spec.model).prefill_chunk_tokens);
-      const Duration prefill(static_cast<int64_t>(chunks * large_chunk_time_.count()));
-      latest_start = std::min(latest_start, *deadline - prefill - spec_.urgency_margin);
     }
     // Resident large sequences. Still in prefill: their TTFT deadline as above. Decoding with a
     // TPOT target: its next token is due when its mean TPOT so far would otherwise exceed the
@@ -322,16 +332,9 @@ class GangwayPolicy final : public GangPolicy {
     for (SequenceHandle h : state.large->running) {
       const Sequence& seq = state.sequence(h);
       if (!seq.first_token) {
-        std::optional<Time> deadline = seq.spec.ttft_deadline;
-        if (!deadline) {
-          const std::optional<Duration> target = ttft_target(state, seq);
-          if (!target) continue;
-          deadline = seq.spec.arrival + *target;
+        if (const std::optional<Time> start = large_prefill_latest_start(state, seq)) {
+          latest_start = std::min(latest_start, *start);
         }
-        const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
-                                        state.node->model(seq.spec.model).prefill_chunk_tokens);
-        const Duration prefill(static_cast<int64_t>(chunks * large_chunk_time_.count()));
-        latest_start = std::min(latest_start, *deadline - prefill - spec_.urgency_margin);
         continue;
       }
       const std::optional<Duration> tpot = state.node->slo_class(seq.spec.slo_class).tpot_target;
@@ -354,13 +357,9 @@ class GangwayPolicy final : public GangPolicy {
       for (const auto& entry : queue) {
         if (++checked > kHeadsChecked) break;
         const Sequence& seq = state.sequence(std::get<2>(entry));
-        std::optional<Time> deadline = seq.spec.ttft_deadline;
-        if (!deadline) {
-          const std::optional<Duration> target = ttft_target(state, seq);
-          if (!target) continue;
-          deadline = seq.spec.arrival + *target;
+        if (const std::optional<Time> due = first_token_due(state, seq)) {
+          latest = std::min(latest, *due - backlog - spec_.urgency_margin);
         }
-        latest = std::min(latest, *deadline - backlog - spec_.urgency_margin);
       }
     };
     for (const SmallModelRuntime& model : state.small_models) {
