@@ -5,6 +5,7 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "server/http_server.h"
 
@@ -379,10 +380,10 @@ void HttpConnection::on_watch(const error_code& error, size_t bytes) {
 }
 
 bool HttpConnection::on_event(StreamEvent& event) {
-  if (state_ != State::kGenerating || event.sink != sink_) return false;
+  if (state_ != State::kGenerating || event.sink != sink_.get()) return false;
   switch (event.kind) {
     case StreamEvent::Kind::kReply:
-      respond(event.reply_status, reply_content_type_, event.reply_body);
+      respond(event.payload->reply_status, reply_content_type_, event.payload->reply_body);
       return false;
     case StreamEvent::Kind::kToken: {
       if (!stream_) return false;  // counted by the scheduler; the whole text goes out at the end
@@ -406,7 +407,7 @@ bool HttpConnection::on_event(StreamEvent& event) {
     }
     case StreamEvent::Kind::kFinished: {
       if (!formatter_) formatter_.emplace(endpoint_, event.id, created_unix_s_, model_name_);
-      const FinishedRequest& finished = event.finished;
+      const FinishedRequest& finished = event.payload->finished;
       if (finished.outcome == Outcome::kCompleted) {
         if (!stream_) {
           respond(200, "application/json", formatter_->full_answer(finished),

@@ -1,11 +1,13 @@
 #include "server/load_generator.h"
 
 #include <fmt/format.h>
+#include <sys/epoll.h>
 #include <sys/prctl.h>
 
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -13,6 +15,7 @@
 #include <charconv>
 #include <deque>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <unordered_map>
 
 #include "core/input_error.h"
@@ -118,7 +121,11 @@ class LoadGenerator::Impl {
         result_(scenario.node),
         arrival_timer_(io_),
         drain_timer_(io_),
-        progress_timer_(io_) {
+        progress_timer_(io_),
+        read_poller_(io_) {
+    const int poller = epoll_create1(EPOLL_CLOEXEC);
+    if (poller < 0) throw std::system_error(errno, std::generic_category(), "epoll_create1");
+    read_poller_.assign(poller);
     error_code error;
     const auto address = asio::ip::make_address(options_.target.host, error);
     if (error) {
@@ -136,7 +143,8 @@ class LoadGenerator::Impl {
 
   LoadResult run() {
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);  // send each request on time
-    clock_ = WallClock();                          // arrivals are relative to the start of the run
+    arm_read_poller();
+    clock_ = WallClock();  // arrivals are relative to the start of the run
     window_end_ = Time::zero() + options_.duration;
     result_.window_s = to_seconds(options_.duration - options_.warmup);
     next_item_ = source_.next();
@@ -153,11 +161,26 @@ class LoadGenerator::Impl {
   }
 
  private:
+  // Registry of the live connections by id, for the read poller's events (an event fetched in a
+  // batch may name a connection closed while handling an earlier one of the batch).
+  struct Connection;
+  using ConnectionRegistry = std::unordered_map<uint64_t, Connection*>;
   struct Connection {
-    explicit Connection(asio::io_context& io) : socket(io) {}
+    Connection(asio::io_context& io, uint64_t connection_id, ConnectionRegistry& connections)
+        : socket(io), id(connection_id), registry(connections) {
+      registry.emplace(id, this);
+    }
+    ~Connection() { registry.erase(id); }
+    Connection(const Connection&) = delete;
+    Connection& operator=(const Connection&) = delete;
     tcp::socket socket;
     boost::beast::flat_buffer buffer;
     Time idle_since;
+    const uint64_t id;
+    ConnectionRegistry& registry;
+    bool polled = false;   // registered with the read poller
+    bool reading = false;  // an exchange is reading its answer (reader)
+    uint64_t reader = 0;   // that exchange's sequence
   };
   static constexpr Duration kIdleReuseLimit = std::chrono::seconds(5);
 
@@ -281,7 +304,7 @@ class LoadGenerator::Impl {
     }
     ++open_connections_;
     result_.peak_connections = std::max<int64_t>(result_.peak_connections, open_connections_);
-    exchange->connection = std::make_unique<Connection>(io_);
+    exchange->connection = std::make_unique<Connection>(io_, next_connection_id_++, connections_);
     exchange->reused_connection = false;
     exchange->connection->socket.async_connect(
         endpoint_, [this, exchange](const error_code& error) {
@@ -291,11 +314,15 @@ class LoadGenerator::Impl {
           }
           error_code ignored;
           exchange->connection->socket.set_option(tcp::no_delay(true), ignored);
+          // Answers are read with non-blocking read_some (pump), woken by the read poller.
+          exchange->connection->socket.non_blocking(true, ignored);
+          poll_reads(*exchange->connection);
           send(exchange);
         });
   }
 
   void release_connection(std::unique_ptr<Connection> connection, bool keep) {
+    if (connection) connection->reading = false;
     if (keep && connection && !abandoning_) {
       if (!waiting_.empty()) {
         ExchangePtr next = waiting_.front();
@@ -336,9 +363,18 @@ class LoadGenerator::Impl {
                       });
   }
 
+  // The answer is read without Beast's composed read: Asio 1.74's async_read_some tries a
+  // speculative recv() before every wait (it fails with EAGAIN once per token), and a composed
+  // read costs a completion handler per piece. Instead: one non-blocking read of whatever the
+  // kernel has (up to kReadBytes), fed to the parser at once; a read shorter than that has
+  // drained the socket, so waiting for readiness (async_wait, no syscall of its own) cannot miss
+  // bytes that arrive later (epoll reports every new arrival). One recv() per wake-up.
+  static constexpr size_t kReadBytes = 16 * 1024;
+
   void read_answer(const ExchangePtr& exchange) {
     exchange->parser.emplace();
     exchange->parser->body_limit(std::numeric_limits<std::uint64_t>::max());
+    exchange->parser->eager(true);  // put() goes on into the body once the header is parsed
     Exchange* raw = exchange.get();
     // The parser keeps a reference to the callback: it lives in the exchange.
     exchange->on_chunk = [this, raw](std::uint64_t, boost::beast::string_view body,
@@ -347,30 +383,142 @@ class LoadGenerator::Impl {
       return body.size();
     };
     exchange->parser->on_chunk_body(exchange->on_chunk);
-    http::async_read(exchange->connection->socket, exchange->connection->buffer, *exchange->parser,
-                     [this, exchange](const error_code& error, size_t bytes) {
-                       if (bytes > 0) exchange->got_bytes = true;
-                       if (error) {
-                         transport_failure(exchange, "read: " + error.message());
-                         return;
-                       }
-                       on_answer(exchange);
-                     });
+    pump(exchange);
+  }
+
+  // Reads and parses until the socket has nothing more, then waits for it to be readable, or
+  // ends the exchange (answer complete, or an error).
+  void pump(const ExchangePtr& exchange) {
+    Connection& connection = *exchange->connection;
+    for (;;) {
+      error_code error;
+      const size_t bytes =
+          connection.socket.read_some(connection.buffer.prepare(kReadBytes), error);
+      if (error == asio::error::would_block || error == asio::error::try_again) break;
+      if (error) {
+        if (error == asio::error::eof) {
+          // Nothing of an answer yet (a pooled connection the server closed): retried by
+          // transport_failure. Beast's put_eof() would call an empty message complete.
+          if (!exchange->parser->got_some()) {
+            transport_failure(exchange, "read: end of stream");
+            return;
+          }
+          error_code eof_error;
+          exchange->parser->put_eof(eof_error);
+          if (!eof_error && exchange->parser->is_done()) {
+            on_answer(exchange);
+            return;
+          }
+          transport_failure(exchange,
+                            "read: " + (eof_error ? eof_error.message() : "end of stream"));
+          return;
+        }
+        transport_failure(exchange, "read: " + error.message());
+        return;
+      }
+      connection.buffer.commit(bytes);
+      if (bytes > 0) exchange->got_bytes = true;
+      if (!parse_buffered(exchange)) return;  // the exchange has ended
+      if (bytes < kReadBytes) break;          // drained
+    }
+    // Drained: the read poller reports the next bytes (or the peer's close).
+    connection.reading = true;
+    connection.reader = exchange->sequence;
+  }
+
+  // --- the read poller ----------------------------------------------------------------------
+  // Every connection is in one epoll set of our own (edge-triggered, added once at connect;
+  // closing the socket removes it), and only that set's descriptor waits in Asio's reactor.
+  // Waiting on a socket with Asio 1.74 costs a system call per wait: async_read_some first
+  // tries a speculative recv() (EAGAIN when the socket was drained), async_wait re-arms the
+  // socket with epoll_ctl. Here a wake-up costs one epoll_ctl and one epoll_wait for all the
+  // connections that became readable, and each of them one recv().
+  void poll_reads(Connection& connection) {
+    if (connection.polled) return;
+    epoll_event event{};
+    event.events = EPOLLIN | EPOLLRDHUP | EPOLLET;
+    event.data.u64 = connection.id;
+    if (epoll_ctl(read_poller_.native_handle(), EPOLL_CTL_ADD, connection.socket.native_handle(),
+                  &event) == 0) {
+      connection.polled = true;
+    }
+  }
+
+  void arm_read_poller() {
+    read_poller_.async_wait(asio::posix::stream_descriptor::wait_read,
+                            [this](const error_code& error) {
+                              if (error) return;
+                              on_reads_ready();
+                              arm_read_poller();
+                            });
+  }
+
+  void on_reads_ready() {
+    constexpr int kEvents = 256;
+    epoll_event events[kEvents];
+    for (;;) {
+      const int count = epoll_wait(read_poller_.native_handle(), events, kEvents, 0);
+      for (int i = 0; i < count; ++i) {
+        const auto connection = connections_.find(events[i].data.u64);
+        if (connection == connections_.end() || !connection->second->reading) continue;
+        const auto exchange = active_.find(connection->second->reader);
+        if (exchange == active_.end()) continue;
+        connection->second->reading = false;
+        const ExchangePtr reader = exchange->second;  // pump may end the exchange
+        pump(reader);
+      }
+      if (count < kEvents) return;
+    }
+  }
+
+  // Feeds the buffered bytes to the parser. False when the exchange has ended (answered or
+  // failed): the connection may then already belong to another exchange.
+  bool parse_buffered(const ExchangePtr& exchange) {
+    auto& parser = *exchange->parser;
+    boost::beast::flat_buffer& buffer = exchange->connection->buffer;
+    while (buffer.size() > 0 && !parser.is_done()) {
+      error_code error;
+      const size_t used = parser.put(buffer.data(), error);
+      buffer.consume(used);
+      if (error == http::error::need_more) break;
+      if (error) {
+        transport_failure(exchange, "read: " + error.message());
+        return false;
+      }
+      if (used == 0) break;
+    }
+    if (parser.is_done()) {
+      on_answer(exchange);
+      return false;
+    }
+    return true;
   }
 
   // --- the answer ---------------------------------------------------------------------------
+  // SSE events are parsed in place; only an event split across reads is copied (to be
+  // completed by the next bytes).
   void on_stream_bytes(Exchange& exchange, std::string_view bytes) {
     exchange.got_bytes = true;
     const Time now = clock_.now();
-    exchange.events.append(bytes);
+    if (!exchange.events.empty()) {
+      exchange.events.append(bytes);
+      const size_t used = split_events(exchange, exchange.events, now);
+      exchange.events.erase(0, used);
+      return;
+    }
+    const size_t used = split_events(exchange, bytes, now);
+    if (used < bytes.size()) exchange.events.assign(bytes.substr(used));
+  }
+
+  // Handles every complete event in `bytes`; returns how many bytes they took.
+  size_t split_events(Exchange& exchange, std::string_view bytes, Time now) {
     size_t start = 0;
     for (;;) {
-      const size_t end = exchange.events.find("\n\n", start);
-      if (end == std::string::npos) break;
-      on_event(exchange, std::string_view(exchange.events).substr(start, end - start), now);
+      const size_t end = bytes.find("\n\n", start);
+      if (end == std::string_view::npos) return start;
+      on_event(exchange, bytes.substr(start, end - start), now);
       start = end + 2;
     }
-    exchange.events.erase(0, start);
   }
 
   void on_event(Exchange& exchange, std::string_view event, Time now) {
@@ -529,6 +677,8 @@ class LoadGenerator::Impl {
     arrival_timer_.cancel();
     drain_timer_.cancel();
     progress_timer_.cancel();
+    error_code ignored_too;
+    read_poller_.cancel(ignored_too);
     io_.stop();
   }
 
@@ -568,6 +718,9 @@ class LoadGenerator::Impl {
   asio::steady_timer arrival_timer_;
   asio::steady_timer drain_timer_;
   asio::steady_timer progress_timer_;
+  asio::posix::stream_descriptor read_poller_;  // our epoll set of every connection (reads)
+  ConnectionRegistry connections_;
+  uint64_t next_connection_id_ = 1;
   std::optional<WorkloadItem> next_item_;
   Time window_end_;
   bool sending_done_ = false;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <boost/asio/post.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
 #include "sched/load_report.h"
 #include "sched/policy_registry.h"
@@ -104,9 +105,11 @@ void SchedulerLoop::cancel(std::shared_ptr<StreamSink> sink) {
 void SchedulerLoop::query(LoopQuery query, std::shared_ptr<StreamSink> sink) {
   post([this, query, sink = std::move(sink)](Time now) {
     StreamEvent event;
-    event.sink = sink;
+    event.sink = sink.get();
     event.kind = StreamEvent::Kind::kReply;
-    event.reply_body = render_query(query, now);
+    event.payload = std::make_unique<StreamEventPayload>();
+    event.payload->keep = sink;
+    event.payload->reply_body = render_query(query, now);
     send(std::move(event));
   });
 }
@@ -195,7 +198,7 @@ void SchedulerLoop::handle_completion(const IterationCompletion& completion) {
     request.last_token = now;
     metrics_.on_generated_token(model);
     StreamEvent event;
-    event.sink = request.sink;
+    event.sink = request.sink.get();  // request.sink keeps it (see StreamEvent)
     event.kind = StreamEvent::Kind::kToken;
     event.id = entry.id;
     event.tokens_after = entry.output_tokens_after;
@@ -227,10 +230,12 @@ void SchedulerLoop::finish(const RequestRecord& record, Time now) {
   const bool hit_max_tokens = record.output_tokens >= request.max_tokens;
   metrics_.on_finished(record, hit_max_tokens);
   StreamEvent event;
-  event.sink = std::move(request.sink);
+  event.sink = request.sink.get();
   event.kind = StreamEvent::Kind::kFinished;
   event.id = record.id;
-  FinishedRequest& finished = event.finished;
+  event.payload = std::make_unique<StreamEventPayload>();
+  event.payload->keep = std::move(request.sink);
+  FinishedRequest& finished = event.payload->finished;
   finished.outcome = record.outcome;
   finished.reason = record.reason;
   finished.prompt_tokens = record.prompt_tokens;

@@ -44,17 +44,31 @@ struct FinishedRequest {
   std::optional<double> queue_ms;
 };
 
-struct StreamEvent {
-  enum class Kind : uint8_t { kToken, kFinished, kReply };
-  std::shared_ptr<StreamSink> sink;
-  Kind kind = Kind::kToken;
-  RequestId id;
-  // kToken: the request's output length after this token (1 for the first token).
-  int32_t tokens_after = 0;
+// What a kFinished or kReply event carries besides the sink (one per request, not per token).
+struct StreamEventPayload {
+  // Keeps the sink alive until the network thread has seen the request's last event.
+  std::shared_ptr<StreamSink> keep;
   FinishedRequest finished;  // kFinished
   // kReply: the answer to a query (/health, /metrics, /load).
   int reply_status = 200;
   std::string reply_body;
+};
+
+// One event for a request's connection, 32 bytes: a token event (the common one, tens of
+// thousands a second) is a plain struct with no reference count to touch and nothing to free.
+struct StreamEvent {
+  enum class Kind : uint8_t { kToken, kFinished, kReply };
+  // Not owning. The loop's record of a live request holds the sink until the request ends; it
+  // then hands it over to the request's kFinished event (payload->keep), which reaches the same
+  // network thread after every token event of that request (one mailbox, in order). A token
+  // event is therefore never delivered after its sink is gone; one that is never delivered
+  // (shutdown) is only destroyed, which does not touch the sink.
+  StreamSink* sink = nullptr;
+  RequestId id;
+  // kToken: the request's output length after this token (1 for the first token).
+  int32_t tokens_after = 0;
+  Kind kind = Kind::kToken;
+  std::unique_ptr<StreamEventPayload> payload;  // kFinished, kReply
 };
 
 }  // namespace gangway
