@@ -4,7 +4,7 @@
 For each rate: starts a fresh `gangway serve SCENARIO --port 0` on loopback, drives it with
 `gangway load SCENARIO --rate-scale RATE/BASE --duration S --json` on the same machine, samples
 the server's RSS every second, reads its user and system CPU time (/proc/PID/stat) and the
-per-thread CPU, and prints one markdown row per run: sent rate, completed, server-added TTFT
+per-thread CPU (and, with --threads, the load generator's CPU for its whole run), and prints one markdown row per run: sent rate, completed, server-added TTFT
 p50/p90/p99/max (client-measured TTFT minus the engine's share the server reports), client TTFT
 p50/p99, TPOT p50, server CPU (user + sys, % of one core), RSS, and the load average around the
 run. The ceiling is the highest rate whose server-added TTFT p99 is under the target (5 ms) with
@@ -19,6 +19,7 @@ same cores, and other processes with both; the load average is printed with ever
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -95,11 +96,14 @@ def run_one(gangway, scenario, rate, duration, workdir, serve_flags):
         user0, sys0 = cpu_times(server.pid)
         threads0 = thread_times(server.pid)
         started = time.monotonic()
+        # The load generator is the only child reaped during the run (the server is reaped after).
+        children0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         load = subprocess.run(
             [gangway, "load", "--url", f"http://127.0.0.1:{port}", scenario, "--rate-scale",
              f"{rate / BASE_RATE:g}", "--duration", str(duration), "--json", "--no-progress"],
             capture_output=True, text=True, check=True)
         elapsed = time.monotonic() - started
+        children1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         user1, sys1 = cpu_times(server.pid)
         threads1 = thread_times(server.pid)
         load_after = loadavg()
@@ -119,6 +123,8 @@ def run_one(gangway, scenario, rate, duration, workdir, serve_flags):
         "rate": rate, "duration": duration, "elapsed_s": elapsed, "load": run["load"],
         "total": run["total"], "user_s": user1 - user0, "sys_s": sys1 - sys0,
         "threads": threads, "rss": rss, "loadavg": (load_before, load_after),
+        "load_user_s": children1.ru_utime - children0.ru_utime,
+        "load_sys_s": children1.ru_stime - children0.ru_stime,
     }
 
 
@@ -174,6 +180,9 @@ def main():
                 for name, (user, system) in sorted(result["threads"].items()):
                     print(f"    thread {name}: user {user:.1f} s, sys {system:.1f} s",
                           file=sys.stderr)
+                print(f"    load generator (gangway load, whole run): user "
+                      f"{result['load_user_s']:.1f} s, sys {result['load_sys_s']:.1f} s",
+                      file=sys.stderr)
             if args.rss:
                 samples = result["rss"]
                 at = lambda t: min(samples, key=lambda s: abs(s[0] - t))[1] / 1024
