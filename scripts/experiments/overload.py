@@ -35,6 +35,9 @@ RUNS = [  # (label, policy, admission)
     ("gangway, no admission", "gangway", False),
     ("time-slice, no admission", "time-slice", False),
 ]
+# The ladder's weight shift (admission.weight_shift, off by default): gangway with admission and
+# the shift on, in the load sweeps only.
+WEIGHT_SHIFT_LABEL = "gangway, weight shift"
 
 
 # Recovery after a burst: the peak load (85 %), lifted to BURST_LOADS of capacity for BURST_S
@@ -63,9 +66,11 @@ CLUSTER_RUNS = [  # (label, router, spillover, admission, pinned share)
 ]
 
 
-def scenario_file(bursty=False, faults=None, burst_load=None, cluster=None):
+def scenario_file(bursty=False, faults=None, burst_load=None, cluster=None, weight_shift=False):
     with open(PEAK) as f:
         doc = yaml.safe_load(f)
+    if weight_shift:
+        doc.setdefault("admission", {})["weight_shift"] = {"enabled": True}
     doc["warmup_s"] = WARMUP_S
     doc["duration_s"] = DURATION_S
     doc["drain_s"] = 60
@@ -222,6 +227,17 @@ def main():
                     print(f"{'bursty' if bursty else 'poisson'} {label} load {load}: "
                           f"interactive goodput {sweep[label][-1]['interactive']['goodput_rps']:.1f}",
                           file=sys.stderr)
+            shifted = scenario_file(bursty=bursty, weight_shift=True)
+            files.append(shifted)
+            sweep[WEIGHT_SHIFT_LABEL] = []
+            for load in LOADS:
+                sweep[WEIGHT_SHIFT_LABEL].append(summary(simulate(shifted, "gangway", True,
+                                                                  load / PEAK_LOAD)))
+                row = sweep[WEIGHT_SHIFT_LABEL][-1]
+                print(f"{'bursty' if bursty else 'poisson'} {WEIGHT_SHIFT_LABEL} load {load}: "
+                      f"interactive goodput {row['interactive']['goodput_rps']:.1f}, LM on time "
+                      f"{row.get('interactive llama-3-70b', {}).get('on_time_fraction', 0):.1%}",
+                      file=sys.stderr)
             results["sweeps"]["bursty" if bursty else "poisson"] = sweep
         # A GPU lost for 6 s in the middle of the window, at the peak load.
         loss = [{"kind": "gpu_loss", "gpu": 3, "at_s": 8, "duration_s": 6}]
@@ -304,6 +320,22 @@ def write_markdown(results):
                          f"{r['standard']['goodput_rps']:.0f} | {r['batch']['goodput_rps']:.0f} | "
                          f"{sm.get('on_time_fraction', 0):.1%} | {lm.get('on_time_fraction', 0):.1%} | "
                          f"{sm.get('ttft_p99_ms', 0):.0f} | {lm.get('ttft_p99_ms', 0):.0f} |")
+        if WEIGHT_SHIFT_LABEL in sweep:
+            lines += ["", "The ladder's weight shift (admission.weight_shift on) against the same "
+                      "policy with it off (gangway with admission control):", "",
+                      "| load | LM interactive on time, off / on | SM interactive goodput, off / on | "
+                      "total goodput, off / on | weight factor at the end (peak) | time shifted toward the LM s |",
+                      "|---|---|---|---|---|---|"]
+            for load, off, on in zip(results["loads"], sweep["gangway"], sweep[WEIGHT_SHIFT_LABEL]):
+                lm_off = off.get("interactive llama-3-70b", {}).get("on_time_fraction", 0)
+                lm_on = on.get("interactive llama-3-70b", {}).get("on_time_fraction", 0)
+                sm_off = off.get("interactive llama-3-8b", {}).get("goodput_rps", 0)
+                sm_on = on.get("interactive llama-3-8b", {}).get("goodput_rps", 0)
+                shift = on["admission"].get("weight_shift", {})
+                lines.append(f"| {load:.0%} | {lm_off:.1%} / {lm_on:.1%} | {sm_off:.0f} / {sm_on:.0f} | "
+                             f"{off['total_goodput_rps']:.0f} / {on['total_goodput_rps']:.0f} | "
+                             f"{shift.get('final_factor', 1):.2f} ({shift.get('peak_factor', 1):.2f}) | "
+                             f"{shift.get('time_toward_large_s', 0):.1f} |")
         lines.append("")
     loss = results["gpu_loss"]
     lines += ["## GPU loss", "",

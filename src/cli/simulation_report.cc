@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <nlohmann/json.hpp>
 
 #include "cli/simulation_cluster.h"
 
@@ -143,6 +144,18 @@ nlohmann::json admission_json(const PolicyRun& run) {
       {"shed_from_queue", counters.shed_from_queue},
       {"ladder",
        {{"final_level", to_string(run.ladder.level())}, {"entered", entered}, {"time_s", time_s}}},
+      {"weight_shift",
+       {{"enabled", counters.weight_shift.enabled},
+        {"max_factor", counters.weight_shift.max_factor},
+        {"final_factor", counters.weight_shift.factor},
+        {"peak_factor", counters.weight_shift.peak_factor},
+        {"lowest_factor", counters.weight_shift.lowest_factor},
+        {"shifts_toward_large", counters.weight_shift.shifts_toward_large},
+        {"shifts_toward_small", counters.weight_shift.shifts_toward_small},
+        {"time_toward_large_s", to_seconds(counters.weight_shift.time_toward_large)},
+        {"time_toward_small_s", to_seconds(counters.weight_shift.time_toward_small)},
+        {"large_risk", counters.weight_shift.large_risk},
+        {"small_risk", counters.weight_shift.small_risk}}},
       {"ttft_prediction",
        {{"samples", counters.predictions},
         {"mean_error_ms", counters.prediction_error_ms_sum / samples},

@@ -48,12 +48,36 @@ OverloadLadderSpec read_ladder(const YamlValue& value) {
   return spec;
 }
 
+// The ladder's weight shift (docs/overload.md#shifting-weight-between-the-tiers). max_factor is
+// bounded so that the large model's share of a contended node stays within the range
+// docs/gang-scheduling.md states for it.
+WeightShiftSpec read_weight_shift(const YamlValue& value) {
+  const YamlMap map =
+      value.map({"enabled", "max_factor", "window_ms", "risk_gap", "dwell_ms", "from_rung"});
+  WeightShiftSpec spec;
+  if (const auto v = map.get("enabled")) spec.enabled = v->boolean();
+  if (const auto v = map.get("max_factor")) spec.max_factor = v->number_in(1.0, 16.0, false, false);
+  if (const auto v = map.get("window_ms")) spec.window = ms_to_duration(v->positive_number());
+  if (const auto v = map.get("risk_gap")) spec.risk_gap = v->number_in(0.0, 1.0, true, false);
+  if (const auto v = map.get("dwell_ms")) spec.dwell = ms_to_duration(v->non_negative_number());
+  if (const auto v = map.get("from_rung")) {
+    const std::string rung = v->choice(
+        {"defer_batch", "cap_batch_tokens", "shed_batch", "shed_standard", "shed_interactive"});
+    for (int level = 1; level < kOverloadLevels; ++level) {
+      if (rung == to_string(static_cast<OverloadLevel>(level))) {
+        spec.from_level = static_cast<OverloadLevel>(level);
+      }
+    }
+  }
+  return spec;
+}
+
 }  // namespace
 
 AdmissionOptions read_admission(const YamlValue& value, const ScenarioNames& names) {
-  const YamlMap map =
-      value.map({"enabled", "queue_order", "no_target_deadline_ms", "queue_cap",
-                 "capped_max_tokens", "priority_preemption", "rate_limits", "ladder"});
+  const YamlMap map = value.map({"enabled", "queue_order", "no_target_deadline_ms", "queue_cap",
+                                 "capped_max_tokens", "priority_preemption", "rate_limits",
+                                 "ladder", "weight_shift"});
   AdmissionOptions options;
   if (const auto v = map.get("enabled")) options.enabled = v->boolean();
   if (const auto v = map.get("queue_order")) {
@@ -76,6 +100,7 @@ AdmissionOptions read_admission(const YamlValue& value, const ScenarioNames& nam
     }
   }
   if (const auto v = map.get("ladder")) options.ladder = read_ladder(*v);
+  if (const auto v = map.get("weight_shift")) options.weight_shift = read_weight_shift(*v);
   return options;
 }
 

@@ -507,6 +507,25 @@ TEST(ScenarioErrorsTest, AdmissionBadInputNamesTheKey) {
                "6: admission.ladder.enter", "expected 5 pressures");
 }
 
+TEST(ScenarioErrorsTest, WeightShiftBadInputNamesTheKey) {
+  expect_error(kModels + kWorkload + "admission: {weight_shift: {max_factor: 0.5}}\n",
+               "6: admission.weight_shift.max_factor", "expected");
+  expect_error(kModels + kWorkload + "admission: {weight_shift: {max_factor: 100}}\n",
+               "6: admission.weight_shift.max_factor", "expected");
+  expect_error(kModels + kWorkload + "admission: {weight_shift: {window_ms: 0}}\n",
+               "6: admission.weight_shift.window_ms", "expected a number > 0");
+  expect_error(kModels + kWorkload + "admission: {weight_shift: {risk_gap: 0}}\n",
+               "6: admission.weight_shift.risk_gap", "expected");
+  expect_error(kModels + kWorkload + "admission: {weight_shift: {dwell_ms: -1}}\n",
+               "6: admission.weight_shift.dwell_ms", "expected");
+  expect_error(kModels + kWorkload + "admission: {weight_shift: {enabled: maybe}}\n",
+               "6: admission.weight_shift.enabled", "expected");
+  expect_error(kModels + kWorkload + "admission: {weight_shift: {from_rung: normal}}\n",
+               "6: admission.weight_shift.from_rung", "expected");
+  expect_error(kModels + kWorkload + "admission: {weight_shift: {factor: 2}}\n",
+               "6: admission.weight_shift.factor", "unknown key");
+}
+
 TEST(ScenarioErrorsTest, FaultBadInputNamesTheKey) {
   expect_error(kModels + kWorkload + "faults: [{kind: gpu_loss, at_s: 1}]\n", "6: faults[0]",
                "expected the key 'gpu' (required for kind: gpu_loss)");

@@ -220,6 +220,26 @@ void Scheduler::make_room_for_priority(Replica& replica, Time now) {
   preempt(victim, now, PreemptionReason::kPriority, /*memory_needed=*/true);
 }
 
+// Completed requests count on time or not by their SLO; rejections count as misses when they
+// say the node was busy (late, shed, queue full); other outcomes (bad requests, rate limits,
+// no capacity, cancellations, failures) say nothing about the share of the node a tier gets.
+void Scheduler::note_slo_outcome(const RequestRecord& record, Time now) {
+  if (!admission_.enabled() || !options_.admission.weight_shift.enabled) return;
+  if (record.model.value() >= node_.models.size()) return;
+  const bool large = node_.model(record.model).is_large();
+  if (record.outcome == Outcome::kCompleted) {
+    admission_.note_slo_outcome(record.slo_class, large, record.slo_met, now);
+  } else if (record.outcome == Outcome::kRejected &&
+             (record.reason == Reason::kDeadlineUnmeetable || record.reason == Reason::kShed ||
+              record.reason == Reason::kQueueFull)) {
+    admission_.note_slo_outcome(record.slo_class, large, false, now);
+  } else {
+    return;
+  }
+  admission_.update_weight_shift(now);
+  state_.overload.large_weight_factor = admission_.large_weight_factor();
+}
+
 bool Scheduler::deferred(const Sequence& seq) const {
   if (!admission_.defers(seq.spec.slo_class)) return false;
   const std::vector<int64_t>& queued = state_.queued_by_class[seq.spec.model.value()];

@@ -167,6 +167,7 @@ void Scheduler::reject(const RequestSpec& spec, Reason reason, Time now) {
   record.finished = now;
   record.prompt_tokens = spec.prompt_tokens;
   effects_.finished.push_back(record);
+  note_slo_outcome(record, now);
 }
 
 SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
@@ -205,6 +206,9 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
       if (admission_.observe_pressure(spec.model, pressure, now)) shed_queued(now);
       state_.overload.level = to_string(admission_.level());
       state_.overload.pressure = admission_.pressure();
+      if (admission_.update_weight_shift(now)) {
+        state_.overload.large_weight_factor = admission_.large_weight_factor();
+      }
     }
     const AdmissionVerdict verdict = admission_.decide(spec, query, now);
     if (!verdict.admit) {
@@ -355,6 +359,7 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
     }
   }
   effects_.finished.push_back(record);
+  note_slo_outcome(record, now);
   if (outcome == Outcome::kCompleted) {
     state_.predictor.observe(seq.spec.model, seq.spec.prompt_tokens, seq.generated_tokens);
     if (seq.first_scheduled) {

@@ -161,6 +161,9 @@ class Scheduler {
   int64_t slack_queue_key(const Sequence& seq) const;
   int64_t queue_key(const Sequence& seq) const;
   void shed_queued(Time now);
+  // The weight shift's signal: a finished record of the most important class, on time or not
+  // (admission.cc); re-evaluates the shift and publishes the factor to the gang policy.
+  void note_slo_outcome(const RequestRecord& record, Time now);
   // Undoes allocate_sequence for a request that was not admitted.
   void discard_sequence(SequenceHandle handle);
   void make_room_for_priority(Replica& replica, Time now);

@@ -112,6 +112,9 @@ struct OverloadState {
   // not be met, its class was shed, its queue was full): load reports show no headroom for a
   // while after, since the queue alone looks short on a node that only queues what it can serve.
   std::optional<Time> last_busy_rejection;
+  // The ladder's weight shift: the factor on the large model's weight in the gang arbiter
+  // (1: the configured weights). Set by the Scheduler, read by the gangway policy.
+  double large_weight_factor = 1.0;
 };
 
 // How well output lengths were predicted, per model: each completed request compares what was

@@ -18,7 +18,11 @@ constexpr double kCorrectionHalfLife_s = 1.0;
 }  // namespace
 
 AdmissionController::AdmissionController(const NodeSpec& node, AdmissionOptions options)
-    : node_(&node), options_(std::move(options)), ladder_(options_.ladder) {
+    : node_(&node),
+      options_(std::move(options)),
+      ladder_(options_.ladder),
+      weight_shift_(options_.weight_shift) {
+  counters_.weight_shift = weight_shift_.report();
   for (const RateLimit& rule : options_.rate_limits) {
     const auto bucket = [&](double rate) {
       return rate > 0 ? TokenBucket(rate, std::max(1.0, rate * rule.burst_s)) : TokenBucket();
@@ -165,6 +169,20 @@ bool AdmissionController::observe_pressure(ModelId model, double pressure, Time 
   }
   pressure_ = node_pressure;
   return ladder_.update(node_pressure, now);
+}
+
+void AdmissionController::note_slo_outcome(SloClassId slo_class, bool large, bool on_time,
+                                           Time now) {
+  if (!options_.enabled || !options_.weight_shift.enabled || !most_important(slo_class)) return;
+  weight_shift_.note_outcome(large, on_time, now);
+}
+
+bool AdmissionController::update_weight_shift(Time now) {
+  if (!options_.enabled || !options_.weight_shift.enabled) return false;
+  const bool changed =
+      weight_shift_.update(now, ladder_.at_least(options_.weight_shift.from_level));
+  counters_.weight_shift = weight_shift_.report();
+  return changed;
 }
 
 Duration AdmissionController::correction(ModelId model, SloClassId slo_class, Time now) const {

@@ -16,6 +16,7 @@
 #include "sched/admission/admission_options.h"
 #include "sched/admission/overload_ladder.h"
 #include "sched/admission/token_bucket.h"
+#include "sched/admission/weight_shift.h"
 
 namespace gangway {
 
@@ -52,6 +53,8 @@ struct AdmissionCounters {
   int64_t predictions = 0;
   double prediction_error_ms_sum = 0;  // signed: actual - predicted
   double prediction_abs_error_ms_sum = 0;
+  // The ladder's weight shift, as of its last update.
+  WeightShiftReport weight_shift;
 };
 
 class AdmissionController {
@@ -74,6 +77,16 @@ class AdmissionController {
   OverloadLevel level() const { return ladder_.level(); }
   const OverloadLadder& ladder() const { return ladder_; }
   double pressure() const { return pressure_; }
+
+  // The weight shift: a request of `slo_class` on the large model or a small one ended on time or
+  // not (rejected as late or busy, or completed off target). Only the most important class
+  // counts. update_weight_shift() re-evaluates the factor (true when it changed); the Scheduler
+  // publishes it to the gang policy (SchedulerState::overload.large_weight_factor).
+  void note_slo_outcome(SloClassId slo_class, bool large, bool on_time, Time now);
+  bool update_weight_shift(Time now);
+  const WeightShift& weight_shift() const { return weight_shift_; }
+  // 1 unless admission and the weight shift are on.
+  double large_weight_factor() const { return weight_shift_.factor(); }
 
   // Whether the ladder currently sheds requests of this class (queued ones are dropped too).
   bool sheds(SloClassId slo_class) const;
@@ -108,6 +121,7 @@ class AdmissionController {
   const NodeSpec* node_;
   AdmissionOptions options_;
   OverloadLadder ladder_;
+  WeightShift weight_shift_;
   // Per rule: requests bucket and tokens bucket (either may be unused: rate zero).
   std::vector<TokenBucket> request_buckets_;
   std::vector<TokenBucket> token_buckets_;

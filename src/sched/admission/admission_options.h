@@ -10,6 +10,7 @@
 #include "core/ids.h"
 #include "core/time.h"
 #include "sched/admission/overload_ladder.h"
+#include "sched/admission/weight_shift.h"
 
 namespace gangway {
 
@@ -44,6 +45,9 @@ struct AdmissionOptions {
   int64_t queue_cap = 2048;
   std::vector<RateLimit> rate_limits;
   OverloadLadderSpec ladder;
+  // The ladder's weight shift: the gang arbiter's LM/SM weight moves toward the tier whose
+  // most important class misses more of its SLO (weight_shift.h). Off by default.
+  WeightShiftSpec weight_shift;
   // Rung cap_batch_tokens: max_tokens of requests of the least important class is cut to this.
   int32_t capped_max_tokens = 256;
   // An arrival of the most important class may preempt a resident sequence of the least

@@ -61,6 +61,9 @@ class GangwayPolicy final : public GangPolicy {
 
   void plan(const SchedulerState& state, Time now) override {
     if (!initialised_) initialise(state);
+    // The overload ladder's weight shift (docs/overload.md): 1 unless it is on and one tier's
+    // SLO is at risk.
+    arbiter_.set_large_weight_factor(state.overload.large_weight_factor);
     large_backlogged_ = state.has_large_work();
     small_backlogged_ = state.any_small_queued() || state.small_resident() > 0;
     // The small pool contends for the node (and the shares apply) only while it has requests

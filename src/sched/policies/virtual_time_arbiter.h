@@ -20,12 +20,19 @@ class VirtualTimeArbiter {
   VirtualTimeArbiter(double large_weight, double small_weight, int gpu_count)
       : large_weight_(large_weight), small_weight_(small_weight), gpu_count_(gpu_count) {}
 
+  // The overload ladder's weight shift (docs/overload.md): the large flow's weight is its
+  // configured weight times `factor`, which the ladder keeps within [1 / max_factor,
+  // max_factor]. Virtual times already accrued stay as they are; what is charged from now on
+  // is divided by the new weight.
+  void set_large_weight_factor(double factor) { large_factor_ = factor; }
+  double large_weight() const { return large_weight_ * large_factor_; }
+
   // One small-model iteration of `time` on one GPU.
   void charge_small(Duration time) { small_ += to_seconds(time) / small_weight_; }
   // Gang time (all GPUs for `time`), including the barrier it caused.
-  void charge_large(Duration time) { large_ += gpu_count_ * to_seconds(time) / large_weight_; }
+  void charge_large(Duration time) { large_ += gpu_count_ * to_seconds(time) / large_weight(); }
   // GPU-seconds of barrier idling charged to the large flow.
-  void charge_large_gpu_seconds(double gpu_seconds) { large_ += gpu_seconds / large_weight_; }
+  void charge_large_gpu_seconds(double gpu_seconds) { large_ += gpu_seconds / large_weight(); }
 
   // Called with the flows' backlog at each decision; applies the SFQ catch-up rule.
   void observe_backlog(bool large_backlogged, bool small_backlogged) {
@@ -37,7 +44,7 @@ class VirtualTimeArbiter {
 
   // Whether the large flow, after using `extra` more gang time, is still within its share.
   bool large_within_share(Duration extra = Duration(0)) const {
-    return large_ + gpu_count_ * to_seconds(extra) / large_weight_ <= small_;
+    return large_ + gpu_count_ * to_seconds(extra) / large_weight() <= small_;
   }
   // How far the large flow is ahead of its share, in virtual seconds (negative: behind).
   double large_lead() const { return large_ - small_; }
@@ -46,6 +53,7 @@ class VirtualTimeArbiter {
 
  private:
   double large_weight_;
+  double large_factor_ = 1.0;
   double small_weight_;
   int gpu_count_;
   double large_ = 0;
