@@ -7,7 +7,10 @@
 # Both install missing Debian packages first (scripts/setup.sh).
 
 JOBS ?= $(shell nproc)
-CMAKE_COMMON := -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+# Ninja schedules the whole build as one graph (no recursive make, no separate dependency scans).
+CMAKE_COMMON := -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
+# The test builds carry line tables (-g1: file:line in sanitizer reports and backtraces) but not
+# full debug information, which cost about a third of their compile time.
 
 .PHONY: run test setup release test-build asan-build bench clean
 
@@ -24,13 +27,14 @@ run: release
 
 test-build: setup
 	@cmake -S . -B build/test -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGANGWAY_WERROR=ON \
-	  -DGANGWAY_CHECK_INVARIANTS=ON -DGANGWAY_BUILD_BENCHMARKS=OFF $(CMAKE_COMMON) >/dev/null
+	  -DGANGWAY_CHECK_INVARIANTS=ON -DGANGWAY_BUILD_BENCHMARKS=OFF \
+	  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" $(CMAKE_COMMON) >/dev/null
 	@cmake --build build/test -j$(JOBS)
 
 asan-build: setup
 	@cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=Debug -DGANGWAY_WERROR=ON -DGANGWAY_SANITIZE=ON \
 	  -DGANGWAY_CHECK_INVARIANTS=ON -DGANGWAY_BUILD_BENCHMARKS=OFF \
-	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" $(CMAKE_COMMON) >/dev/null
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" $(CMAKE_COMMON) >/dev/null
 	@cmake --build build/asan -j$(JOBS)
 
 test: test-build asan-build

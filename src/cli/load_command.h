@@ -3,13 +3,16 @@
 // document shape, so a load run and `gangway simulate` of the same scenario compare side by side.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
 
 #include "cli/workload_overrides.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace gangway {
 

@@ -1,5 +1,6 @@
 #include "cli/serve_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 
 #include "config/scenario.h"

@@ -3,11 +3,14 @@
 // the OpenAI-compatible API over emulated GPUs until SIGTERM (drain, exit 0). docs/server.md.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <ostream>
 #include <string>
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace gangway {
 

@@ -1,7 +1,9 @@
 #include "cli/simulate_command.h"
 
+#include <CLI/CLI.hpp>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "cli/simulation_report.h"
 #include "cli/simulation_run.h"

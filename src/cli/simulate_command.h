@@ -3,7 +3,6 @@
 // with --json.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <optional>
 #include <ostream>
@@ -11,6 +10,10 @@
 #include <vector>
 
 #include "cli/workload_overrides.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace gangway {
 

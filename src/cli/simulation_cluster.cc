@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 
 #include "config/scenario_source.h"
 #include "sched/policy_registry.h"

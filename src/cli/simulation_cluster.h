@@ -3,7 +3,7 @@
 // (docs/cli.md) and a per-node table.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <ostream>
 #include <string>
 #include <vector>

@@ -2,7 +2,7 @@
 // tools read; key names must not change) or a side-by-side table for a person.
 #pragma once
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <ostream>
 #include <vector>
 

@@ -1,5 +1,6 @@
 #include "metrics/node_time_account.h"
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 

@@ -1,6 +1,7 @@
 #include "metrics/request_stats.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace gangway {
 

@@ -32,7 +32,7 @@
 
 #include <array>
 #include <cstdint>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "core/outcome.h"
 #include "metrics/streaming_histogram.h"

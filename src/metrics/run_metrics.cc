@@ -1,5 +1,6 @@
 #include "metrics/run_metrics.h"
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <unordered_set>
 #include <utility>

@@ -1,5 +1,6 @@
 #include "metrics/timeline_writer.h"
 
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <stdexcept>
 #include <string>

@@ -21,7 +21,7 @@
 
 #include <cstdint>
 #include <iosfwd>
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string_view>
 

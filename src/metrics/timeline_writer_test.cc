@@ -4,6 +4,7 @@
 
 #include <array>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 #include <string>

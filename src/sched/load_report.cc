@@ -1,6 +1,7 @@
 #include "sched/load_report.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace gangway {
 

@@ -4,6 +4,7 @@
 
 #include <boost/asio/post.hpp>
 #include <csignal>
+#include <nlohmann/json.hpp>
 
 #include "core/input_error.h"
 #include "server/http_connection.h"

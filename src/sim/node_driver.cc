@@ -1,6 +1,7 @@
 #include "sim/node_driver.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace gangway {
 

@@ -1,6 +1,7 @@
 #include "sim/time_series.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace gangway {
