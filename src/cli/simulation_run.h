@@ -3,6 +3,7 @@
 // never does.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>

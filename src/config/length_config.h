@@ -3,6 +3,7 @@
 // or as one column of a trace file, read with the simulator's own trace readers.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "config/yaml_reader.h"

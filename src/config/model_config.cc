@@ -38,7 +38,7 @@ std::optional<ModelShape> find_shape_preset(const std::string& name) {
 ModelShape shape_preset(const YamlValue& value) {
   const std::string name = value.text();
   if (std::optional<ModelShape> shape = find_shape_preset(name)) return *shape;
-  value.fail("unknown model shape preset " + quoted(name) + "; expected one of: " +
+  value.fail("unknown model shape preset " + in_quotes(name) + "; expected one of: " +
              join_names(shape_preset_names()) + ", or a mapping of dimensions");
 }
 
@@ -173,14 +173,14 @@ void check_model_set(const std::vector<YamlValue>& items, const NodeSpec& node,
       if (node.models[j].name == model.name) {
         throw InputError::at(
             list.document().file(), items[i].line(), items[i].path() + ".name",
-            "duplicate model name " + quoted(model.name) + " (also " + items[j].path() + ")");
+            "duplicate model name " + in_quotes(model.name) + " (also " + items[j].path() + ")");
       }
     }
     if (model.is_large()) {
       if (large) {
         throw InputError::at(
             list.document().file(), items[i].line(), items[i].path() + ".tier",
-            "expected at most one large model; " + quoted(large->name) + " is large already");
+            "expected at most one large model; " + in_quotes(large->name) + " is large already");
       }
       large = &model;
     } else {

@@ -33,7 +33,7 @@ HardwareSpec hardware_preset(const YamlValue& value) {
   for (const HardwarePreset& preset : kHardwarePresets) {
     if (name == preset.name) return preset.make();
   }
-  value.fail("unknown hardware preset " + quoted(name) +
+  value.fail("unknown hardware preset " + in_quotes(name) +
              "; expected one of: " + join_names(hardware_preset_names()));
 }
 

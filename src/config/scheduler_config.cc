@@ -91,7 +91,7 @@ SchedulerOptions read_scheduler_options(const YamlValue& value) {
   if (const auto v = map.get("routing")) {
     options.routing = v->text();
     if (!is_router_name(options.routing)) {
-      v->fail("unknown routing rule " + quoted(options.routing) +
+      v->fail("unknown routing rule " + in_quotes(options.routing) +
               "; expected one of: " + join_names(router_names()));
     }
   }
@@ -206,7 +206,7 @@ PolicySpec read_policy(const YamlValue& value) {
     bool known = false;
     for (const std::string& policy : policy_names()) known = known || policy == spec.name;
     if (!known) {
-      name->fail("unknown policy " + quoted(spec.name) +
+      name->fail("unknown policy " + in_quotes(spec.name) +
                  "; expected one of: " + join_names(policy_names()));
     }
   }

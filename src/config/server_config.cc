@@ -97,7 +97,7 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
   if (const auto v = map.get("default_slo_class")) {
     config.default_slo_class = v->text();
     if (!node.find_slo_class(config.default_slo_class)) {
-      v->fail("unknown SLO class " + quoted(config.default_slo_class) +
+      v->fail("unknown SLO class " + in_quotes(config.default_slo_class) +
               "; expected one of: " + join_names(node.slo_class_names()));
     }
   }

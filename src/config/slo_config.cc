@@ -50,7 +50,7 @@ std::vector<SloClass> read_slo_classes(const YamlValue& value) {
     classes.push_back(read_slo_class(maps.back(), i));
     for (size_t j = 0; j < i; ++j) {
       if (classes[j].name == classes[i].name) {
-        maps[i].required("name").fail("duplicate SLO class name " + quoted(classes[i].name) +
+        maps[i].required("name").fail("duplicate SLO class name " + in_quotes(classes[i].name) +
                                       " (also " + items[j].path() + ")");
       }
     }
@@ -65,13 +65,13 @@ std::vector<SloClass> read_slo_classes(const YamlValue& value) {
       if (classes[j].name == name) found = j;
     }
     if (!found) {
-      target->fail("unknown SLO class " + quoted(name) +
+      target->fail("unknown SLO class " + in_quotes(name) +
                    "; known classes: " + join_names(class_names(classes)));
     }
     if (classes[*found].rank <= classes[i].rank) {
       target->fail("expected a class of higher rank (less important) than " +
-                   quoted(classes[i].name) + " (rank " + std::to_string(classes[i].rank) +
-                   "), got " + quoted(name) + " (rank " + std::to_string(classes[*found].rank) +
+                   in_quotes(classes[i].name) + " (rank " + std::to_string(classes[i].rank) +
+                   "), got " + in_quotes(name) + " (rank " + std::to_string(classes[*found].rank) +
                    ")");
     }
     classes[i].downgrade_to = classes[*found].id;
@@ -83,7 +83,7 @@ std::vector<SloClass> read_slo_classes(const YamlValue& value) {
       maps[i]
           .get("on_predicted_miss")
           ->fail("downgrade needs a class to downgrade to: add downgrade_to to class " +
-                 quoted(classes[i].name));
+                 in_quotes(classes[i].name));
     }
   }
   return classes;
@@ -100,7 +100,7 @@ std::vector<std::string> read_tenants(const YamlValue& value) {
   for (const YamlValue& item : items) {
     const std::string name = item.text();
     for (const std::string& seen : tenants) {
-      if (seen == name) item.fail("duplicate tenant name " + quoted(name));
+      if (seen == name) item.fail("duplicate tenant name " + in_quotes(name));
     }
     tenants.push_back(name);
   }

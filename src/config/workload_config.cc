@@ -136,7 +136,7 @@ WorkloadSection read_workload(const std::optional<YamlValue>& value, const YamlV
     for (size_t j = 0; j < i; ++j) {
       if (section.streams[j].name == section.streams[i].name) {
         throw InputError::at(items[i].document().file(), items[i].line(), items[i].path() + ".name",
-                             "duplicate stream name " + quoted(section.streams[i].name) +
+                             "duplicate stream name " + in_quotes(section.streams[i].name) +
                                  " (also " + items[j].path() + ")");
       }
     }

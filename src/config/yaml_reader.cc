@@ -72,7 +72,7 @@ std::vector<std::string> to_strings(std::initializer_list<std::string_view> view
 
 }  // namespace
 
-std::string quoted(const std::string& text) {
+std::string in_quotes(const std::string& text) {
   return "'" + printable(text) + "'";
 }
 
@@ -150,7 +150,7 @@ std::string YamlValue::describe() const {
   if (!node_.IsDefined() || node_.IsNull()) return "nothing";
   if (node_.IsSequence()) return "a list";
   if (node_.IsMap()) return "a mapping";
-  const std::string shown = quoted(node_.Scalar());
+  const std::string shown = in_quotes(node_.Scalar());
   return is_quoted(node_) ? "the quoted text " + shown : shown;
 }
 
@@ -295,7 +295,7 @@ std::string YamlValue::choice(std::initializer_list<std::string_view> choices) c
   for (const std::string_view allowed : choices) {
     if (value == allowed) return value;
   }
-  fail("expected one of " + join_names(to_strings(choices)) + ", got " + quoted(value));
+  fail("expected one of " + join_names(to_strings(choices)) + ", got " + in_quotes(value));
 }
 
 // ---- YamlMap -----------------------------------------------------------------------------------

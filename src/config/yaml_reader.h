@@ -135,7 +135,7 @@ class YamlMap {
 };
 
 // 'text' on one line, cut short when long: for messages that echo what the file says.
-std::string quoted(const std::string& text);
+std::string in_quotes(const std::string& text);
 // "a, b, c": for messages that list allowed values or known names.
 std::string join_names(const std::vector<std::string>& names);
 // Shortest text that reads back as the same double ("0.5", "1e+06").

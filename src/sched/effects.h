@@ -3,6 +3,7 @@
 // then clears them; the buffers keep their capacity so steady state allocates nothing.
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "core/outcome.h"

@@ -8,6 +8,7 @@
 // own is predicted-ttft (routers/predicted_ttft_router.cc), the others are baselines.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string_view>
 

@@ -14,6 +14,7 @@
 // Thread-safety: none; one driver thread owns a Scheduler.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <span>

@@ -7,6 +7,7 @@
 // log at once, without a lock. The Logger is passed to whoever logs; there is no global logger.
 #pragma once
 
+#include <cstdint>
 #include <initializer_list>
 #include <string>
 #include <string_view>
