@@ -204,9 +204,9 @@ TEST_F(ServerApiTest, ModelsHealthReadyLoadAndMetrics) {
 
 TEST_F(ServerApiTest, RejectionsCarryRetryAfterAndARouterReadableCode) {
   // The scheduler's own rejections reach the client through error_for_reason (below, every
-  // overload reason: 503 or 429 with Retry-After and the reason as the code); draining is the
-  // one exercised end to end here (ServerLifecycleTest) because the core rejects for overload
-  // only once admission control is configured. A normal request is still answered.
+  // overload reason: 503 or 429 with Retry-After and the reason as the code); a rate limit
+  // (ServerOverloadTest) and draining (ServerLifecycleTest) are exercised end to end. A normal
+  // request is still answered.
   const auto reply =
       post_json(port(), "/v1/completions", R"({"model":"small","prompt":"hi","max_tokens":10})");
   EXPECT_EQ(reply.status, 200);
@@ -220,6 +220,32 @@ TEST_F(ServerApiTest, RejectionsCarryRetryAfterAndARouterReadableCode) {
   EXPECT_EQ(error_for_reason(Reason::kRateLimited, 1).status, 429);
   EXPECT_EQ(error_for_reason(Reason::kBadRequest, 1).status, 400);
   EXPECT_FALSE(error_for_reason(Reason::kBadRequest, 1).retry_after_s);
+}
+
+// A rate limit configured for one tenant: the core rejects its second request at once, and the
+// client sees 429 with Retry-After and an OpenAI-style error whose code names the reason; the
+// other tenant and the server are unaffected.
+TEST(ServerOverloadTest, RateLimitedRequestGets429WithRetryAfterAndTheReasonCode) {
+  const std::string yaml = std::string(testing::kTestScenario) + R"(admission:
+  rate_limits:
+    - {tenant: acme, requests_per_s: 0.01, burst_s: 100}
+)";
+  RunningServer server(yaml);
+  const std::string body = R"({"model":"small","prompt":"hi","max_tokens":4,"tenant":"acme"})";
+  const auto first = post_json(server.port(), "/v1/completions", body);
+  EXPECT_EQ(first.status, 200) << first.body;
+  const auto second = post_json(server.port(), "/v1/completions", body);
+  ASSERT_EQ(second.status, 429) << second.body;
+  EXPECT_FALSE(second.header("retry-after").empty());
+  EXPECT_GE(std::stoi(second.header("retry-after")), 1);
+  const json error = json::parse(second.body)["error"];
+  EXPECT_EQ(error["code"], "rate_limited");
+  EXPECT_TRUE(error.contains("type"));
+  EXPECT_TRUE(error.contains("message"));
+  const auto other = post_json(server.port(), "/v1/completions",
+                               R"({"model":"small","prompt":"hi","max_tokens":4})");
+  EXPECT_EQ(other.status, 200) << other.body;
+  EXPECT_EQ(http_call(server.port(), "GET", "/health").status, 200);
 }
 
 TEST_F(ServerApiTest, KeepAliveServesSeveralRequestsOnOneConnection) {
