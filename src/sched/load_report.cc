@@ -35,6 +35,7 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
   report.live_requests = state.live_sequences;
   report.overload_level = state.overload.level;
   report.overload_pressure = state.overload.pressure;
+  report.large_weight_factor = state.overload.large_weight_factor;
   if (state.gang.phase == GangPhase::kActive) {
     report.lease_start_s = to_seconds(state.gang.active_since);
   } else if (state.gang.phase == GangPhase::kPending) {
@@ -131,7 +132,10 @@ nlohmann::json to_json(const LoadReport& report) {
           {"live_requests", report.live_requests},
           {"models", models},
           {"gang", gang},
-          {"overload", {{"level", report.overload_level}, {"pressure", report.overload_pressure}}}};
+          {"overload",
+           {{"level", report.overload_level},
+            {"pressure", report.overload_pressure},
+            {"large_weight_factor", report.large_weight_factor}}}};
 }
 
 }  // namespace gangway

@@ -52,6 +52,8 @@ struct LoadReport {
   // The overload ladder (docs/overload.md).
   std::string overload_level;
   double overload_pressure = 0;
+  // The ladder's weight shift: the factor on the large model's arbiter weight (1: configured).
+  double large_weight_factor = 1.0;
   int64_t live_requests = 0;
 };
 

@@ -49,6 +49,16 @@ TEST(LoadReport, IdleNodeHasHeadroomAndNoLease) {
   EXPECT_EQ(json["overload"]["level"], "normal");
 }
 
+TEST(LoadReport, CarriesTheLaddersWeightShift) {
+  auto scheduler = make();
+  SchedulerState state = scheduler->state();
+  EXPECT_DOUBLE_EQ(compute_load_report(state, Time::zero()).large_weight_factor, 1.0);
+  state.overload.large_weight_factor = 2.0;
+  const LoadReport report = compute_load_report(state, Time::zero());
+  EXPECT_DOUBLE_EQ(report.large_weight_factor, 2.0);
+  EXPECT_DOUBLE_EQ(to_json(report)["overload"]["large_weight_factor"].get<double>(), 2.0);
+}
+
 TEST(LoadReport, QueuedWorkRaisesTheWaitAndUsesUpTheHeadroom) {
   SchedulerOptions options;
   options.admission.enabled = false;  // let the queue build
