@@ -236,8 +236,9 @@ void Scheduler::note_slo_outcome(const RequestRecord& record, Time now) {
   } else {
     return;
   }
-  admission_.update_weight_shift(now);
-  state_.overload.large_weight_factor = admission_.large_weight_factor();
+  if (admission_.update_weight_shift(now)) {
+    state_.overload.large_weight_factor = admission_.large_weight_factor();
+  }
 }
 
 bool Scheduler::deferred(const Sequence& seq) const {
