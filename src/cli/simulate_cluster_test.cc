@@ -42,8 +42,10 @@ SimulateOptions short_run(const std::string& path) {
 }
 
 TEST(SimulateCluster, JsonHasPerNodeAndSpilloverBlocksAndIsDeterministic) {
+  // 90 % of all arrivals go to node 0 first: about 2.4x its capacity, so it turns arrivals away
+  // and the spillover block has retries to count (hundreds; a mildly loaded node may turn none).
   const std::string path = cluster_scenario(
-      "cluster-ok", "cluster: {nodes: 3, router: load-report, pinned_share: 0.6}\n");
+      "cluster-ok", "cluster: {nodes: 3, router: load-report, pinned_share: 0.9}\n");
   SimulateOptions options = short_run(path);
   options.series_ms = 500;
   const CommandRun first = simulate(options);
@@ -69,7 +71,7 @@ TEST(SimulateCluster, JsonHasPerNodeAndSpilloverBlocksAndIsDeterministic) {
     first_choice += node["first_choice"].get<int64_t>();
   }
   EXPECT_EQ(first_choice, run["total"]["arrived"].get<int64_t>());
-  EXPECT_GT(cluster["spillover"]["retried"].get<int64_t>(), 0);
+  EXPECT_GT(cluster["spillover"]["retried"].get<int64_t>(), 100);
 
   const CommandRun second = simulate(options);
   ASSERT_EQ(second.status, 0) << second.err;

@@ -48,7 +48,7 @@ TEST(SimulateCommand, JsonHasTheContractKeys) {
     ASSERT_FALSE(first[group].empty()) << group;
     for (const auto& [name, stats] : first[group].items()) {
       for (const char* key : {"arrived", "completed", "rejected", "failed", "cancelled",
-                              "slo_attainment", "goodput_rps"}) {
+                              "slo_attainment", "ttft_met", "ttft_attainment", "goodput_rps"}) {
         EXPECT_TRUE(stats.contains(key)) << group << "." << name << "." << key;
       }
       for (const char* latency : {"queue_ms", "ttft_ms", "tpot_ms", "e2e_ms"}) {

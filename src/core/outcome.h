@@ -56,6 +56,9 @@ struct RequestRecord {
   int32_t preemptions = 0;
   // Whether the request met its SLO class targets (completed and on time).
   bool slo_met = false;
+  // Whether it completed with its first token within its class's TTFT target (and its own TTFT
+  // deadline, if it named one), whatever its TPOT: the measure the admission targets are set on.
+  bool ttft_met = false;
   // Rejections a router may retry: how long until this node expects to be able to take it.
   std::optional<Duration> retry_after;
   // Admission served it in this lower class instead of slo_class, the one it named (reports

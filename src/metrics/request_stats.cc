@@ -33,6 +33,7 @@ void RequestStats::on_finished(const RequestRecord& record) {
     case Outcome::kCompleted:
       ++completed_;
       if (record.slo_met) ++slo_met_;
+      if (record.ttft_met) ++ttft_met_;
       e2e_ms_.record(to_ms(record.e2e()));
       break;
     case Outcome::kRejected:
@@ -66,6 +67,7 @@ void RequestStats::merge(const RequestStats& other) {
   cancelled_ += other.cancelled_;
   failed_ += other.failed_;
   slo_met_ += other.slo_met_;
+  ttft_met_ += other.ttft_met_;
   for (std::size_t i = 0; i < by_reason_.size(); ++i) by_reason_[i] += other.by_reason_[i];
   prompt_tokens_ += other.prompt_tokens_;
   output_tokens_ += other.output_tokens_;
@@ -95,6 +97,9 @@ nlohmann::json RequestStats::to_json(double simulated_s) const {
       {"slo_met", slo_met_},
       {"slo_attainment",
        ratio_or_null(static_cast<double>(slo_met_), static_cast<double>(arrived_))},
+      {"ttft_met", ttft_met_},
+      {"ttft_attainment",
+       ratio_or_null(static_cast<double>(ttft_met_), static_cast<double>(arrived_))},
       {"goodput_rps", ratio_or_null(static_cast<double>(slo_met_), simulated_s)},
       {"queue_ms", histogram_summary_json(queue_ms_)},
       {"ttft_ms", histogram_summary_json(ttft_ms_)},

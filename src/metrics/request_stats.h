@@ -10,7 +10,8 @@
 //  - arrived counts on_arrival() calls; every arrival is expected to finish exactly once with
 //    one of completed, rejected, cancelled or failed, so in_flight() = arrived - finished.
 //  - slo_met counts completed requests whose record says slo_met (a non-completed record never
-//    meets its SLO, whatever its flag says).
+//    meets its SLO, whatever its flag says); ttft_met likewise for the record's ttft_met (first
+//    token within the class's TTFT target, TPOT not judged).
 //  - reasons counts non-completed outcomes by Reason.
 //  - queue_ms records every request that was scheduled (has first_scheduled); ttft_ms every one
 //    with a first token; tpot_ms every one with tpot() (two or more output tokens, first token
@@ -22,6 +23,7 @@
 // JSON (to_json; key names are a public contract read by outside tools):
 //   {"arrived","completed","rejected","failed","cancelled","slo_met",
 //    "slo_attainment": slo_met / arrived, or null when nothing arrived,
+//    "ttft_met", "ttft_attainment": ttft_met / arrived, or null when nothing arrived,
 //    "goodput_rps": slo_met / simulated_s, or null when simulated_s <= 0,
 //    "queue_ms","ttft_ms","tpot_ms","e2e_ms": {"count","mean","min","p50","p90","p99","p999","max"}
 //      (all 0 when the histogram is empty),
@@ -62,6 +64,7 @@ class RequestStats {
     return static_cast<int64_t>(arrived_) - static_cast<int64_t>(finished());
   }
   uint64_t slo_met() const { return slo_met_; }
+  uint64_t ttft_met() const { return ttft_met_; }
   // Non-completed outcomes with this reason.
   uint64_t count_with_reason(Reason reason) const {
     return by_reason_[static_cast<std::size_t>(reason)];
@@ -84,6 +87,7 @@ class RequestStats {
   uint64_t cancelled_ = 0;
   uint64_t failed_ = 0;
   uint64_t slo_met_ = 0;
+  uint64_t ttft_met_ = 0;
   std::array<uint64_t, kReasonCount> by_reason_{};
   uint64_t prompt_tokens_ = 0;
   uint64_t output_tokens_ = 0;

@@ -150,6 +150,32 @@ TEST(RequestStats, JsonHasEveryContractKey) {
   EXPECT_TRUE(json["prefix_hit_rate"].is_number());
 }
 
+TEST(RequestStats, CountsFirstTokensOnTimeApartFromTheWholeSlo) {
+  RequestStats stats;
+  for (int i = 0; i < 4; ++i) stats.on_arrival();
+  RequestRecord slow_decode = completed_record(false);  // first token on time, TPOT late
+  slow_decode.ttft_met = true;
+  RequestRecord on_time = completed_record(true);
+  on_time.ttft_met = true;
+  RequestRecord rejected = rejected_record(Reason::kDeadlineUnmeetable);
+  rejected.ttft_met = true;  // a request that did not complete never counts, whatever its flag
+  stats.on_finished(slow_decode);
+  stats.on_finished(on_time);
+  stats.on_finished(completed_record(false));
+  stats.on_finished(rejected);
+
+  EXPECT_EQ(stats.ttft_met(), 2u);
+  EXPECT_EQ(stats.slo_met(), 1u);
+  const nlohmann::json json = nlohmann::json::parse(stats.to_json(10.0).dump());
+  EXPECT_EQ(json["ttft_met"], 2);
+  EXPECT_DOUBLE_EQ(json["ttft_attainment"].get<double>(), 0.5);
+  RequestStats merged;
+  merged.merge(stats);
+  merged.merge(stats);
+  EXPECT_EQ(merged.ttft_met(), 4u);
+  EXPECT_TRUE(RequestStats().to_json(1.0)["ttft_attainment"].is_null());
+}
+
 TEST(RequestStats, EmptyGroupHasNullAttainmentAndZeroHistograms) {
   const RequestStats stats;
   const nlohmann::json json = nlohmann::json::parse(stats.to_json(60.0).dump());

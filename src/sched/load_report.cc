@@ -33,7 +33,7 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
     report.gang_since_s = to_seconds(state.gang.active_since);
   }
   report.live_requests = state.live_sequences;
-  report.overload_level = state.overload.level;
+  report.overload_level = to_string(state.overload.level);
   report.overload_pressure = state.overload.pressure;
   report.large_weight_factor = state.overload.large_weight_factor;
   if (state.gang.phase == GangPhase::kActive) {

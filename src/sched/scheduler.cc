@@ -204,7 +204,7 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
       const double pressure =
           to_seconds(query.predicted_wait) / to_seconds(admission_.tightest_target());
       if (admission_.observe_pressure(spec.model, pressure, now)) shed_queued(now);
-      state_.overload.level = to_string(admission_.level());
+      state_.overload.level = admission_.level();
       state_.overload.pressure = admission_.pressure();
       if (admission_.update_weight_shift(now)) {
         state_.overload.large_weight_factor = admission_.large_weight_factor();
@@ -353,10 +353,9 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
   }
   if (outcome == Outcome::kCompleted && record.first_token) {
     const SloClass& slo = node_.slo_class(record.slo_class);
-    record.slo_met = slo.met_by(*record.ttft(), record.tpot());
-    if (seq.spec.ttft_deadline && *seq.first_token > *seq.spec.ttft_deadline) {
-      record.slo_met = false;
-    }
+    record.ttft_met = slo.ttft_met_by(*record.ttft()) &&
+                      (!seq.spec.ttft_deadline || *seq.first_token <= *seq.spec.ttft_deadline);
+    record.slo_met = record.ttft_met && slo.met_by(*record.ttft(), record.tpot());
   }
   effects_.finished.push_back(record);
   note_slo_outcome(record, now);

@@ -11,6 +11,7 @@
 #include "kv/block_pool.h"
 #include "kv/host_kv_tier.h"
 #include "model/cost_model.h"
+#include "sched/admission/overload_ladder.h"
 #include "sched/iteration.h"
 #include "sched/kv_statistics.h"
 #include "sched/output_length_predictor.h"
@@ -106,7 +107,7 @@ struct GangRuntime {
 
 // The overload ladder's state, mirrored here by the Scheduler for load reports.
 struct OverloadState {
-  const char* level = "normal";
+  OverloadLevel level = OverloadLevel::kNormal;
   double pressure = 0;
   // The last time admission turned an arrival away because the node was busy (its target could
   // not be met, its class was shed, its queue was full): load reports show no headroom for a

@@ -75,7 +75,34 @@ TEST(Scheduler, SmallRequestRunsPrefillThenDecodesToMaxTokens) {
   EXPECT_EQ(record.e2e(), milliseconds(30));
   EXPECT_EQ(*record.tpot(), milliseconds(10));
   EXPECT_TRUE(record.slo_met);
+  EXPECT_TRUE(record.ttft_met);
   EXPECT_EQ(scheduler->live_requests(), 0);
+}
+
+TEST(Scheduler, RecordsJudgeTheFirstTokenApartFromTheWholeSlo) {
+  NodeSpec node = constant_node(1, false);
+  node.slo_classes[0].ttft_target = milliseconds(200);
+  node.slo_classes[0].tpot_target = milliseconds(5);  // iterations take 10 ms: TPOT misses
+  // A class whose first tokens are late (admission takes them anyway, as best effort).
+  node.slo_classes[1].ttft_target = milliseconds(5);
+  node.slo_classes[1].on_predicted_miss = MissAction::kBestEffort;
+  auto scheduler = make_scheduler(node, "fcfs");
+  RequestSpec late_decode = request(1, ModelId(0), 100, 3, at_ms(0));
+  RequestSpec late_first_token = request(2, ModelId(0), 100, 3, at_ms(0));
+  late_first_token.slo_class = node.slo_classes[1].id;
+  ASSERT_TRUE(scheduler->submit(late_decode, at_ms(0)).accepted);
+  ASSERT_TRUE(scheduler->submit(late_first_token, at_ms(0)).accepted);
+  Effects& effects = scheduler->effects();
+  for (int step = 1; effects.finished.size() < 2 && step < 100; ++step) {
+    effects.launches.clear();
+    scheduler->on_iteration_done(EngineRef::small(GpuId(0)), {}, at_ms(10 * step));
+  }
+  ASSERT_EQ(effects.finished.size(), 2u);
+  for (const RequestRecord& record : effects.finished) {
+    EXPECT_EQ(record.outcome, Outcome::kCompleted);
+    EXPECT_FALSE(record.slo_met) << record.id.value();
+    EXPECT_EQ(record.ttft_met, record.id == RequestId(1)) << record.id.value();
+  }
 }
 
 TEST(Scheduler, ChunkedPrefillTakesOneIterationPerChunk) {

@@ -619,6 +619,7 @@ class LoadGenerator::Impl {
   void measure(const Exchange& exchange, RequestRecord& record) {
     if (record.outcome == Outcome::kCompleted && record.first_token) {
       const SloClass& slo = scenario_.node.slo_class(record.slo_class);
+      record.ttft_met = slo.ttft_met_by(*record.ttft());
       record.slo_met = slo.met_by(*record.ttft(), record.tpot());
       const double ttft_ms = to_ms(*record.ttft());
       if (exchange.engine_ttft_ms) {

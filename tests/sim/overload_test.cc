@@ -104,25 +104,27 @@ TEST(Overload, WeightShiftGivesTheSqueezedLargeModelItsInteractiveRequestsBack) 
   expect_every_request_ended_once(on);
 }
 
-TEST(Overload, AtEightyFivePercentLoadInteractiveMeetsItsTtftTarget) {
-  const Scenario scenario = peak(1.0, 22);
+// The target at 85 % load: >= 99 % of the interactive requests that arrived get their
+// first token within 200 ms, small and large model apart (a rejection counts as a miss). TTFT
+// alone: the large model's TPOT is reported beside it (docs/overload.md), not part of this target.
+class AtEightyFivePercentLoad : public testing::TestWithParam<uint64_t> {};
+
+TEST_P(AtEightyFivePercentLoad, InteractiveRequestsOfBothTiersGetTheirFirstTokenOnTime) {
+  Scenario scenario = peak(1.0, 22);
+  scenario.seed = GetParam();
   const SimulationResult result = simulate(scenario);
   const SloClassId interactive = class_named(scenario, "interactive");
-  // Small and large model apart. The small model meets the target: >= 99 % of its
-  // interactive requests that arrived were admitted, and their TTFT p99 is within 200 ms. The
-  // large model's admitted requests keep the target at p99 too, but admission turns away 2-3 %
-  // of them whose predicted wait for a lease is too long (docs/overload.md: the target is missed
-  // for the large model by that much).
-  const RequestStats& small = result.metrics.model_class(ModelId(0), interactive);
-  ASSERT_GT(small.arrived(), 0u);
-  EXPECT_GE(static_cast<double>(small.completed()) / small.arrived(), 0.99);
-  EXPECT_LE(small.ttft_ms().quantile(0.99), 200.0);
-  const RequestStats& large = result.metrics.model_class(ModelId(1), interactive);
-  ASSERT_GT(large.arrived(), 0u);
-  EXPECT_GE(static_cast<double>(large.completed()) / large.arrived(), 0.95);
-  EXPECT_LE(large.ttft_ms().quantile(0.99), 200.0);
+  for (const ModelId model : {ModelId(0), ModelId(1)}) {
+    const RequestStats& stats = result.metrics.model_class(model, interactive);
+    ASSERT_GT(stats.arrived(), 0u);
+    EXPECT_GE(static_cast<double>(stats.ttft_met()) / static_cast<double>(stats.arrived()), 0.99)
+        << scenario.node.model(model).name << ": " << stats.ttft_met() << " of " << stats.arrived()
+        << " on time";
+  }
   expect_every_request_ended_once(result);
 }
+
+INSTANTIATE_TEST_SUITE_P(Seeds, AtEightyFivePercentLoad, testing::Values(42u, 4u, 5u));
 
 TEST(Faults, LostGpuRejectsLargeModelWorkAndSmallModelsCarryOn) {
   Scenario scenario = peak(1.0, 10);

@@ -7,7 +7,8 @@
 //      near its deadline), and whatever the small models do not need otherwise;
 //   2. deadlines: a large request whose TTFT slack (or a resident large sequence whose TPOT
 //      budget) is running out pulls the gang forward; a small request whose TTFT slack runs out
-//      cuts a lease short once lease_min has been served;
+//      cuts a lease short once lease_min has been served; when both are pressed, the earlier
+//      deadline wins if it is a large first token and the node has headroom, else the small work;
 //   3. aging: no large request waits longer than max_large_wait for a gang phase to begin, and
 //      a lease goes on (up to lease_max) while requests that had aged when it began are queued.
 // Within its share the large model waits batching_delay for requests to gather, so one barrier
@@ -38,6 +39,8 @@ namespace {
 
 // How many queue heads the urgency checks look at (queues can be long; heads are the oldest).
 constexpr int kHeadsChecked = 8;
+// How long after admission last turned an arrival away as busy the node counts as saturated.
+constexpr Duration kHeadroomQuietPeriod = std::chrono::seconds(1);
 
 class GangwayPolicy final : public GangPolicy {
  public:
@@ -82,14 +85,23 @@ class GangwayPolicy final : public GangPolicy {
     if (!small_backlogged_) return true;
     const Time waiting_since = large_waiting_since(state);
     if (now - waiting_since >= spec_.max_large_wait) return true;
-    // Small work that a lease starting now would make late wins, unless the large model has
-    // fallen behind its weighted share: then the shares decide.
+    // With headroom, a large request whose first token is due before the most pressed small
+    // work's wins: the gang starts now. Otherwise small work that a lease starting now would make
+    // late wins, unless the large model has fallen behind its weighted share: then the shares
+    // decide.
     const Duration barrier = barrier_estimate(state, now);
-    if (now + barrier + spec_.lease_min >= earliest_small_urgency(state) &&
+    const Time small_urgency = earliest_small_urgency(state);
+    const Time first_token_urgency = large_first_token_urgency(state);
+    if (deadlines_order_tiers(state, now) && now + barrier >= first_token_urgency &&
+        first_token_urgency <= small_urgency) {
+      return true;
+    }
+    if (now + barrier + spec_.lease_min >= small_urgency &&
         !arbiter_.large_within_share(spec_.lease_min)) {
       return false;
     }
-    if (now + barrier >= earliest_large_urgency(state)) return true;
+    const Time large_urgency = std::min(first_token_urgency, large_decode_urgency(state));
+    if (now + barrier >= large_urgency) return true;
     // New large requests (not just resident ones decoding) that have gathered long enough, while
     // the large model is within its share of the node.
     if (state.large->queue.empty()) return false;
@@ -118,8 +130,11 @@ class GangwayPolicy final : public GangPolicy {
     // grant one short lease per max_large_wait, too little to keep the queue bounded.
     if (large_head_aged(state, now)) return true;
     const Time small_latest = earliest_small_urgency(state);
-    // Small work that one more large iteration would make late ends the lease.
-    if (now + step >= small_latest) return false;
+    // Small work that one more large iteration would make late ends the lease, unless (with
+    // headroom) a large request's first token is due before it.
+    if (now + step >= small_latest) {
+      return deadlines_order_tiers(state, now) && large_first_token_urgency(state) <= small_latest;
+    }
     // The horizon adapts to the queue: large requests that arrive during it join too while no
     // small work is pressed.
     if (!state.large->queue.empty()) return true;
@@ -252,6 +267,18 @@ class GangwayPolicy final : public GangPolicy {
     }
   }
 
+  // Whether a large request's first-token deadline may win over small work that is due later
+  // (want_gang, keep_gang): only while the node has headroom, with the overload ladder at its
+  // first rung and no arrival turned away as busy for kHeadroomQuietPeriod. Near capacity every
+  // such early lease is one more barrier the node cannot afford, and a large request costs the
+  // GPU time of some fifteen small ones, so there the shares decide alone
+  // (docs/gang-scheduling.md).
+  static bool deadlines_order_tiers(const SchedulerState& state, Time now) {
+    return state.overload.level == OverloadLevel::kNormal &&
+           (!state.overload.last_busy_rejection ||
+            now - *state.overload.last_busy_rejection >= kHeadroomQuietPeriod);
+  }
+
   // The large model may take the gang beyond what deadlines demand: it is within its weighted
   // share, or the small models do not contend (nothing queued, nothing near its deadline).
   bool large_may_take_more() const { return !small_contending_ || arbiter_.large_within_share(); }
@@ -317,29 +344,41 @@ class GangwayPolicy final : public GangPolicy {
 
   // The latest time the gang may start for the most pressed large request to stay on time.
   Time earliest_large_urgency(const SchedulerState& state) const {
+    return std::min(large_first_token_urgency(state), large_decode_urgency(state));
+  }
+
+  // The latest time the gang may start for every large request still waiting for its first
+  // token (queue heads, and resident sequences part-way through prefill) to get it on time.
+  Time large_first_token_urgency(const SchedulerState& state) const {
     Time latest_start = Time::max();
-    int checked = 0;
-    for (const auto& entry : state.large->queue) {
-      if (++checked > kHeadsChecked) break;
-      const Sequence& seq = state.sequence(std::get<2>(entry));
+    auto consider = [&](const Sequence& seq) {
       if (const std::optional<Time> start = large_prefill_latest_start(state, seq)) {
         latest_start = std::min(latest_start, *start);
       }
+    };
+    int checked = 0;
+    for (const auto& entry : state.large->queue) {
+      if (++checked > kHeadsChecked) break;
+      consider(state.sequence(std::get<2>(entry)));
     }
-    // Resident large sequences. Still in prefill: their TTFT deadline as above. Decoding with a
-    // TPOT target: its next token is due when its mean TPOT so far would otherwise exceed the
-    // target. (Letting a sequence bank slack against its predicted remaining length needs fewer
-    // leases, but geometric-like lengths make the prediction wrong for the long ones, which then
-    // miss: measured, it lost ~8 points of large-model SLO attainment for nothing in return.)
+    for (SequenceHandle h : state.large->running) {
+      const Sequence& seq = state.sequence(h);
+      if (!seq.first_token) consider(seq);
+    }
+    return latest_start;
+  }
+
+  // The latest time the gang may start for resident large sequences that are decoding with a
+  // TPOT target: a sequence's next token is due when its mean TPOT so far would otherwise exceed
+  // the target. (Letting a sequence bank slack against its predicted remaining length needs
+  // fewer leases, but geometric-like lengths make the prediction wrong for the long ones, which
+  // then miss: measured, it lost ~8 points of large-model SLO attainment for nothing in return.)
+  Time large_decode_urgency(const SchedulerState& state) const {
+    Time latest_start = Time::max();
     const Duration step = state.large->last_iteration;
     for (SequenceHandle h : state.large->running) {
       const Sequence& seq = state.sequence(h);
-      if (!seq.first_token) {
-        if (const std::optional<Time> start = large_prefill_latest_start(state, seq)) {
-          latest_start = std::min(latest_start, *start);
-        }
-        continue;
-      }
+      if (!seq.first_token) continue;
       const std::optional<Duration> tpot = state.node->slo_class(seq.spec.slo_class).tpot_target;
       if (!tpot) continue;
       const Time due = *seq.first_token + *tpot * seq.generated_tokens;
