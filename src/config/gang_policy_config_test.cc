@@ -64,6 +64,16 @@ policy: {name: gangway, lease_min_ms: 1}
                                  "gang.yaml"));
 }
 
+TEST(GangPolicyConfigTest, MarginsAndDelaysMustNotBeNegative) {
+  expect_error(with_policy("{name: gangway, urgency_margin_ms: -1}"), "4: policy.urgency_margin_ms",
+               "expected a number >= 0, got -1");
+  expect_error(with_policy("{name: gangway, batching_delay_ms: -5}"), "4: policy.batching_delay_ms",
+               "expected a number >= 0, got -5");
+  const Scenario scenario =
+      parse_scenario(with_policy("{name: gangway, urgency_margin_ms: 0}"), "gang.yaml");
+  EXPECT_EQ(scenario.policy.urgency_margin, Duration(0));
+}
+
 TEST(GangPolicyConfigTest, ExclusiveLimitsMustBePositive) {
   expect_error(with_policy("{name: gangway-exclusive, exclusive_phase_max_ms: 0}"),
                "4: policy.exclusive_phase_max_ms", "expected a number > 0, got 0");
