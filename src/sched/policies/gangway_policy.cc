@@ -39,6 +39,9 @@ namespace {
 
 // How many queue heads the urgency checks look at (queues can be long; heads are the oldest).
 constexpr int kHeadsChecked = 8;
+// Resident large sequences of a class without a TPOT target are still owed progress: they are
+// paced at this multiple of the loosest TPOT target any class sets (docs/gang-scheduling.md).
+constexpr int kUnpacedPaceFactor = 2;
 // How long after admission last turned an arrival away as busy the node counts as saturated.
 constexpr Duration kHeadroomQuietPeriod = std::chrono::seconds(1);
 
@@ -139,11 +142,13 @@ class GangwayPolicy final : public GangPolicy {
     // small work is pressed.
     if (!state.large->queue.empty()) return true;
     if (mode_ == ExecutionMode::kExclusive) return false;
-    // Only resident sequences decoding: keep the gang while one of them is due a token, while the
-    // large model is within its share, or while no small work would be late after another
-    // lease_min; decoding now banks slack for the large sequences' TPOT.
-    return now >= earliest_large_urgency(state) || large_may_take_more() ||
-           now + spec_.lease_min < small_latest;
+    // Only resident sequences decoding: keep the gang while one of them is due a token (by its
+    // TPOT target, or the pace owed to sequences without one) or while the large model may take
+    // more than deadlines demand (within its share, or the small models not contending). Not
+    // merely because no small work would be late after another lease_min: decoding ahead of the
+    // large sequences' deadlines banks slack for them that the paused small sequences, not yet
+    // near their own deadlines, pay for in TPOT.
+    return now >= earliest_large_urgency(state) || large_may_take_more();
   }
 
   bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
@@ -254,6 +259,12 @@ class GangwayPolicy final : public GangPolicy {
       large_chunk_time_ = state.large->cost->iteration_time(chunk);
     }
     small_latest_start_.assign(state.gpus.size(), Time::max());
+    for (const SloClass& slo : state.node->slo_classes) {
+      if (slo.tpot_target &&
+          (!unpaced_tpot_ || *slo.tpot_target * kUnpacedPaceFactor > *unpaced_tpot_)) {
+        unpaced_tpot_ = *slo.tpot_target * kUnpacedPaceFactor;
+      }
+    }
     small_prefill_ns_per_token_.assign(state.node->models.size(), 0.0);
     for (const ModelSpec& model : state.node->models) {
       if (model.is_large()) continue;
@@ -368,18 +379,20 @@ class GangwayPolicy final : public GangPolicy {
     return latest_start;
   }
 
-  // The latest time the gang may start for resident large sequences that are decoding with a
-  // TPOT target: a sequence's next token is due when its mean TPOT so far would otherwise exceed
-  // the target. (Letting a sequence bank slack against its predicted remaining length needs
-  // fewer leases, but geometric-like lengths make the prediction wrong for the long ones, which
-  // then miss: measured, it lost ~8 points of large-model SLO attainment for nothing in return.)
+  // The latest time the gang may start for resident large sequences that are decoding: a
+  // sequence's next token is due when its mean TPOT so far would otherwise exceed its class's
+  // target, or for a class without one, the pace owed (unpaced_tpot_). (Letting a sequence bank
+  // slack against its predicted remaining length needs fewer leases, but geometric-like lengths
+  // make the prediction wrong for the long ones, which then miss: measured, it lost ~8 points of
+  // large-model SLO attainment for nothing in return.)
   Time large_decode_urgency(const SchedulerState& state) const {
     Time latest_start = Time::max();
     const Duration step = state.large->last_iteration;
     for (SequenceHandle h : state.large->running) {
       const Sequence& seq = state.sequence(h);
       if (!seq.first_token) continue;
-      const std::optional<Duration> tpot = state.node->slo_class(seq.spec.slo_class).tpot_target;
+      std::optional<Duration> tpot = state.node->slo_class(seq.spec.slo_class).tpot_target;
+      if (!tpot) tpot = unpaced_tpot_;
       if (!tpot) continue;
       const Time due = *seq.first_token + *tpot * seq.generated_tokens;
       latest_start = std::min(latest_start, due - step - spec_.urgency_margin);
@@ -463,6 +476,8 @@ class GangwayPolicy final : public GangPolicy {
   Duration large_chunk_time_{0};
   std::vector<double> small_prefill_ns_per_token_;  // by ModelId value
   std::vector<Time> small_latest_start_;            // by GPU, see latest_small_start()
+  // kUnpacedPaceFactor x the loosest TPOT target of any class; none if no class sets one.
+  std::optional<Duration> unpaced_tpot_;
   Time last_lease_start_;
   Time last_lease_end_;
   Time pending_shadow_;
