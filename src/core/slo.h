@@ -38,11 +38,13 @@ struct SloClass {
   // Whether a first token this long after arrival is within the class's TTFT target (the
   // admission targets are stated on TTFT alone, so reports count it apart from met_by).
   bool ttft_met_by(Duration ttft) const { return !ttft_target || ttft <= *ttft_target; }
+  // Whether a mean time per output token (none: fewer than two tokens) is within the TPOT target.
+  bool tpot_met_by(std::optional<Duration> tpot) const {
+    return !tpot_target || !tpot || *tpot <= *tpot_target;
+  }
   // Whether a finished request with these latencies met the class's targets.
   bool met_by(Duration ttft, std::optional<Duration> tpot) const {
-    if (!ttft_met_by(ttft)) return false;
-    if (tpot_target && tpot && *tpot > *tpot_target) return false;
-    return true;
+    return ttft_met_by(ttft) && tpot_met_by(tpot);
   }
 };
 

@@ -355,7 +355,7 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
     const SloClass& slo = node_.slo_class(record.slo_class);
     record.ttft_met = slo.ttft_met_by(*record.ttft()) &&
                       (!seq.spec.ttft_deadline || *seq.first_token <= *seq.spec.ttft_deadline);
-    record.slo_met = record.ttft_met && slo.met_by(*record.ttft(), record.tpot());
+    record.slo_met = record.ttft_met && slo.tpot_met_by(record.tpot());
   }
   effects_.finished.push_back(record);
   note_slo_outcome(record, now);

@@ -6,12 +6,8 @@
 
 namespace gangway {
 
-TimeSeries::TimeSeries(const NodeSpec& node, Duration bin) : bin_(bin) {
+TimeSeries::TimeSeries(const NodeSpec& node, Duration bin) : classes_(node.slo_classes), bin_(bin) {
   if (bin <= Duration(0)) throw std::invalid_argument("TimeSeries: bin width must be > 0");
-  for (const SloClass& slo : node.slo_classes) {
-    class_names_.push_back(slo.name);
-    ttft_targets_.push_back(slo.ttft_target);
-  }
 }
 
 TimeSeries::Bin& TimeSeries::bin_at(Time time) {
@@ -22,7 +18,7 @@ TimeSeries::Bin& TimeSeries::bin_at(Time time) {
     bin.queued = last_queued_;
     bin.queued_max = last_queued_;
     bin.live = last_live_;
-    bin.classes.resize(class_names_.size());
+    bin.classes.resize(classes_.size());
     bins_.push_back(std::move(bin));
   }
   return bins_[index];
@@ -37,8 +33,7 @@ void TimeSeries::on_finished(const RequestRecord& record) {
   if (record.outcome == Outcome::kRejected) ++counts.rejected;
   if (const auto ttft = record.ttft()) {
     ++counts.first_token;
-    const std::optional<Duration>& target = ttft_targets_[record.slo_class.value()];
-    if (!target || *ttft <= *target) ++counts.ttft_on_target;
+    if (classes_[record.slo_class.value()].ttft_met_by(*ttft)) ++counts.ttft_on_target;
   }
   if (record.slo_met) ++counts.slo_met;
 }
@@ -64,7 +59,7 @@ nlohmann::json TimeSeries::to_json() const {
     live.push_back(bins_[i].live);
   }
   nlohmann::json classes = nlohmann::json::object();
-  for (size_t c = 0; c < class_names_.size(); ++c) {
+  for (size_t c = 0; c < classes_.size(); ++c) {
     nlohmann::json arrived = nlohmann::json::array();
     nlohmann::json rejected = nlohmann::json::array();
     nlohmann::json first_token = nlohmann::json::array();
@@ -77,11 +72,11 @@ nlohmann::json TimeSeries::to_json() const {
       on_target.push_back(bin.classes[c].ttft_on_target);
       slo_met.push_back(bin.classes[c].slo_met);
     }
-    classes[class_names_[c]] = {{"arrived", arrived},
-                                {"rejected", rejected},
-                                {"first_token", first_token},
-                                {"ttft_on_target", on_target},
-                                {"slo_met", slo_met}};
+    classes[classes_[c].name] = {{"arrived", arrived},
+                                 {"rejected", rejected},
+                                 {"first_token", first_token},
+                                 {"ttft_on_target", on_target},
+                                 {"slo_met", slo_met}};
   }
   return {{"bin_s", to_seconds(bin_)}, {"t_s", t},     {"queued", queued},
           {"queued_max", queued_max},  {"live", live}, {"classes", classes}};

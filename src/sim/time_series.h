@@ -49,8 +49,7 @@ class TimeSeries {
   };
   Bin& bin_at(Time time);
 
-  std::vector<std::string> class_names_;
-  std::vector<std::optional<Duration>> ttft_targets_;
+  std::vector<SloClass> classes_;  // the node's, by SloClassId value
   Duration bin_;
   std::vector<Bin> bins_;
   int64_t last_queued_ = 0;

@@ -260,10 +260,9 @@ class GangwayPolicy final : public GangPolicy {
     }
     small_latest_start_.assign(state.gpus.size(), Time::max());
     for (const SloClass& slo : state.node->slo_classes) {
-      if (slo.tpot_target &&
-          (!unpaced_tpot_ || *slo.tpot_target * kUnpacedPaceFactor > *unpaced_tpot_)) {
-        unpaced_tpot_ = *slo.tpot_target * kUnpacedPaceFactor;
-      }
+      if (slo.tpot_target)
+        unpaced_tpot_ =
+            std::max(unpaced_tpot_.value_or(Duration(0)), *slo.tpot_target * kUnpacedPaceFactor);
     }
     small_prefill_ns_per_token_.assign(state.node->models.size(), 0.0);
     for (const ModelSpec& model : state.node->models) {
