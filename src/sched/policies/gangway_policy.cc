@@ -6,9 +6,10 @@
 //      of the node while the small models contend for it (requests queued, or resident work
 //      near its deadline), and whatever the small models do not need otherwise;
 //   2. deadlines: a large request whose TTFT slack (or a resident large sequence whose TPOT
-//      budget) is running out pulls the gang forward; a small request whose TTFT slack runs out
-//      cuts a lease short once lease_min has been served; when both are pressed, the earlier
-//      deadline wins if it is a large first token and the node has headroom, else the small work;
+//      budget) is running out pulls the gang forward (in exclusive mode only while the drain
+//      can still save its first token); a small request whose TTFT slack runs out cuts a lease
+//      short once lease_min has been served; when both are pressed, the earlier deadline wins
+//      if it is a large first token and the node has headroom, else the small work;
 //   3. aging: no large request waits longer than max_large_wait for a gang phase to begin, and
 //      a lease goes on (up to lease_max) while requests that had aged when it began are queued.
 // Within its share the large model waits batching_delay for requests to gather, so one barrier
@@ -94,8 +95,16 @@ class GangwayPolicy final : public GangPolicy {
     // decide.
     const Duration barrier = barrier_estimate(state, now);
     const Time small_urgency = earliest_small_urgency(state);
-    const Time first_token_urgency = large_first_token_urgency(state);
-    if (deadlines_order_tiers(state, now) && now + barrier >= first_token_urgency &&
+    // Exclusive mode: the barrier is a drain of seconds, which most first-token deadlines do not
+    // survive. A large request whose latest start falls before the drain's end pulls nothing (a
+    // drain spent on it saves no SLO; it waits for its share or its aging bound), and one that
+    // the drain can still save pulls the gang while its latest start is within urgency_margin
+    // of the drain's end (decisions come at iteration boundaries, not at that exact instant).
+    const bool exclusive = mode_ == ExecutionMode::kExclusive;
+    const Time first_token_urgency = large_first_token_urgency(
+        state, exclusive ? std::optional<Time>(now + barrier) : std::nullopt);
+    const Time gang_ready = now + barrier + (exclusive ? spec_.urgency_margin : Duration(0));
+    if (deadlines_order_tiers(state, now) && gang_ready >= first_token_urgency &&
         first_token_urgency <= small_urgency) {
       return true;
     }
@@ -104,7 +113,7 @@ class GangwayPolicy final : public GangPolicy {
       return false;
     }
     const Time large_urgency = std::min(first_token_urgency, large_decode_urgency(state));
-    if (now + barrier >= large_urgency) return true;
+    if (gang_ready >= large_urgency) return true;
     // New large requests (not just resident ones decoding) that have gathered long enough, while
     // the large model is within its share of the node.
     if (state.large->queue.empty()) return false;
@@ -358,12 +367,14 @@ class GangwayPolicy final : public GangPolicy {
   }
 
   // The latest time the gang may start for every large request still waiting for its first
-  // token (queue heads, and resident sequences part-way through prefill) to get it on time.
-  Time large_first_token_urgency(const SchedulerState& state) const {
+  // token (queue heads, and resident sequences part-way through prefill) to get it on time,
+  // leaving out those whose latest start is before `not_before` (already lost).
+  Time large_first_token_urgency(const SchedulerState& state,
+                                 std::optional<Time> not_before = std::nullopt) const {
     Time latest_start = Time::max();
     auto consider = [&](const Sequence& seq) {
       if (const std::optional<Time> start = large_prefill_latest_start(state, seq)) {
-        latest_start = std::min(latest_start, *start);
+        if (!not_before || *start >= *not_before) latest_start = std::min(latest_start, *start);
       }
     };
     int checked = 0;
