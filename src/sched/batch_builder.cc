@@ -393,11 +393,15 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
     budget -= chunk;
     return true;
   };
-  for (SequenceHandle h : running) {
-    if (batch.size() >= max_seqs || budget < 1) break;
-    Sequence& seq = state_.sequences[h];
-    if (seq.prefill_done() || seq.in_flight) continue;
-    add_prefill_chunk(h, seq);
+  // The engine counts its resident prefill tokens: in decode-only steady state there are none
+  // and the pass over the resident sequences is skipped.
+  if (*target.resident_prefill_tokens > 0) {
+    for (SequenceHandle h : running) {
+      if (batch.size() >= max_seqs || budget < 1) break;
+      Sequence& seq = state_.sequences[h];
+      if (seq.prefill_done() || seq.in_flight) continue;
+      add_prefill_chunk(h, seq);
+    }
   }
 
   // Then new sequences from the queues, in queue order, while the policy agrees and the pool

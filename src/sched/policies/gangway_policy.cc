@@ -223,8 +223,16 @@ class GangwayPolicy final : public GangPolicy {
     }
     arbiter_.charge_small(busy);
     planner_.invalidate(launch.engine.gpu);
-    small_latest_start_[launch.engine.gpu.value()] =
-        latest_small_start(state, state.gpus[launch.engine.gpu.value()], busy);
+    const size_t gpu = launch.engine.gpu.value();
+    small_last_step_[gpu] = busy;
+    // Only gang decisions read it. While the large model has no work it is left to be computed
+    // when first read (earliest_small_urgency): a pass over every resident sequence, it was a
+    // quarter of a small-only iteration's decision (bench/README.md).
+    if (state.has_large_work()) {
+      small_latest_start_[gpu] = latest_small_start(state, state.gpus[gpu], busy);
+    } else {
+      small_latest_start_[gpu].reset();
+    }
     if (state.gang.phase == GangPhase::kPending) {
       small_busy_while_pending_s_ +=
           to_seconds(end - std::max(launch.start, state.gang.pending_since));
@@ -268,6 +276,7 @@ class GangwayPolicy final : public GangPolicy {
       large_chunk_time_ = state.large->cost->iteration_time(chunk);
     }
     small_latest_start_.assign(state.gpus.size(), Time::max());
+    small_last_step_.assign(state.gpus.size(), Duration(0));
     for (const SloClass& slo : state.node->slo_classes) {
       if (slo.tpot_target)
         unpaced_tpot_ =
@@ -413,10 +422,17 @@ class GangwayPolicy final : public GangPolicy {
   // The latest time the small models can resume and keep their most pressed request on time:
   // for queued requests (queue heads), TTFT deadline minus the prefill of the small requests
   // queued ahead of them (the model's queued prompt tokens over its replicas); for resident
-  // ones, latest_small_start() as computed when their GPU last finished an iteration.
+  // ones, latest_small_start() as computed when their GPU last finished an iteration (or, if
+  // the large model had no work then, when first read since).
   Time earliest_small_urgency(const SchedulerState& state) const {
     Time latest = Time::max();
-    for (Time resident : small_latest_start_) latest = std::min(latest, resident);
+    for (size_t gpu = 0; gpu < small_latest_start_.size(); ++gpu) {
+      if (!small_latest_start_[gpu]) {
+        small_latest_start_[gpu] =
+            latest_small_start(state, state.gpus[gpu], small_last_step_[gpu]);
+      }
+      latest = std::min(latest, *small_latest_start_[gpu]);
+    }
     auto consider = [&](const RequestQueue& queue, Duration backlog) {
       int checked = 0;
       for (const auto& entry : queue) {
@@ -485,7 +501,10 @@ class GangwayPolicy final : public GangPolicy {
   bool small_contending_ = false;  // small work queued, or resident and near its deadline
   Duration large_chunk_time_{0};
   std::vector<double> small_prefill_ns_per_token_;  // by ModelId value
-  std::vector<Time> small_latest_start_;            // by GPU, see latest_small_start()
+  // By GPU: latest_small_start() as of its last iteration (none: not computed yet), and that
+  // iteration's length. Filled in on first read, hence mutable.
+  mutable std::vector<std::optional<Time>> small_latest_start_;
+  std::vector<Duration> small_last_step_;
   // kUnpacedPaceFactor x the loosest TPOT target of any class; none if no class sets one.
   std::optional<Duration> unpaced_tpot_;
   Time last_lease_start_;
