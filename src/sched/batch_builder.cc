@@ -313,9 +313,12 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
 
   // Decodes first: every resident sequence past its prefill wants one token. Make room for the
   // blocks they need before taking any, by preempting the youngest if memory is short.
+  // (Each needs at most one block: with that many available the count is not needed.)
   int64_t decode_blocks_needed = 0;
-  for (SequenceHandle h : running) {
-    if (needs_decode_block(state_.sequences[h], block_tokens, now)) ++decode_blocks_needed;
+  if (static_cast<int64_t>(running.size()) > target.kv->available_blocks()) {
+    for (SequenceHandle h : running) {
+      if (needs_decode_block(state_.sequences[h], block_tokens, now)) ++decode_blocks_needed;
+    }
   }
   if (decode_blocks_needed > target.kv->available_blocks()) {
     preempt_for_memory(target, decode_blocks_needed, now);
