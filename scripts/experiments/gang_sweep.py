@@ -236,27 +236,26 @@ def main():
             json.dump(results, f, indent=1)
         write_report(results, loads, shares, out_dir, settings, seed_results)
     if "oracle" in parts:
-        started = time.time()
-        oracle = run_oracle(base, oracle_points)
-        settings["oracle_wall_s"] = time.time() - started
-        with open(os.path.join(out_dir, "gang-oracle.json"), "w") as f:
-            json.dump(oracle, f, indent=1)
-        write_oracle_report(oracle, out_dir, settings)
+        run_part(settings, "oracle", out_dir, lambda: run_oracle(base, oracle_points),
+                 lambda r: write_oracle_report(r, out_dir, settings))
     if "weights" in parts:
-        started = time.time()
-        weight_results = run_weights(base, weights)
-        settings["weights_wall_s"] = time.time() - started
-        with open(os.path.join(out_dir, "gang-weights.json"), "w") as f:
-            json.dump(weight_results, f, indent=1)
-        write_weights_report(weight_results, out_dir, settings)
+        run_part(settings, "weights", out_dir, lambda: run_weights(base, weights),
+                 lambda r: write_weights_report(r, out_dir, settings))
     if "azure" in parts:
-        started = time.time()
-        azure = run_azure(azure_base, azure_scales, azure_window, azure_warmup, 60)
-        settings["azure_wall_s"] = time.time() - started
-        with open(os.path.join(out_dir, "gang-azure.json"), "w") as f:
-            json.dump(azure, f, indent=1)
-        write_azure_report(azure, azure_scales, out_dir, settings)
+        run_part(settings, "azure", out_dir,
+                 lambda: run_azure(azure_base, azure_scales, azure_window, azure_warmup, 60),
+                 lambda r: write_azure_report(r, azure_scales, out_dir, settings))
 
+
+def run_part(settings, name, out_dir, run, write):
+    """Runs one part, records its wall time as settings[name + "_wall_s"], writes its JSON
+    (gang-NAME.json) and then its report."""
+    started = time.time()
+    results = run()
+    settings[name + "_wall_s"] = time.time() - started
+    with open(os.path.join(out_dir, f"gang-{name}.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    write(results)
 
 def fmt(value, digits=1, percent=False):
     if value is None:
