@@ -91,6 +91,17 @@ const ModelSpec& large_model(const Scenario& s) {
 
 constexpr int kSeeds = 6;
 
+// The peak scenario as the sweep runs it at 85 % load, half of it large (capacities from
+// docs/capacity.md), with admission control on, over a window of `duration`.
+Scenario peak_at_85_percent_half_large(Duration warmup, Duration duration) {
+  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  scenario.warmup = warmup;
+  scenario.duration = duration;
+  scenario.drain_limit = std::chrono::seconds(120);
+  set_rates(scenario, 0.85 * 0.5 * 1527, 0.85 * 0.5 * 103);
+  return scenario;
+}
+
 TEST(GangGuarantees, LeaseModeBoundsLargeWaitUnderSaturatingSmallLoad) {
   Scenario scenario = base_scenario();
   // SM at 120 % of capacity: its queue grows without bound (kept short so that the invariant
@@ -233,11 +244,8 @@ TEST(GangGuarantees, SmFirstStarvesTheLargeModelWhereGangwayDoesNot) {
 // tiers as fast as drains allowed and both tiers missed nearly everything (docs/gang-scheduling.md,
 // "Exclusive mode"): at 85 % load, half of it large, SLOs met were 1.9x lm-first's; now 8.7x.
 TEST(GangGuarantees, ExclusiveModeSpendsNoDrainOnAFirstTokenItCannotSave) {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
-  scenario.warmup = std::chrono::seconds(2);
-  scenario.duration = std::chrono::seconds(10);
-  scenario.drain_limit = std::chrono::seconds(120);
-  set_rates(scenario, 0.85 * 0.5 * 1527, 0.85 * 0.5 * 103);
+  Scenario scenario =
+      peak_at_85_percent_half_large(std::chrono::seconds(2), std::chrono::seconds(10));
   const PolicySpec defaults;  // the aging bound the policies below run with
   std::map<std::string, double> slo_met;
   uint64_t large_completed = 0;
@@ -269,11 +277,8 @@ TEST(GangGuarantees, ExclusiveModeSpendsNoDrainOnAFirstTokenItCannotSave) {
 // need, at the small models' TPOT, and trailed time-slice on SLOs met on three of these four
 // seeds; without, it is ahead on all four (docs/gang-scheduling.md, "Decode pace").
 TEST(GangGuarantees, LeaseModeDecodesTheLargeModelAtItsPaceNotAheadOfIt) {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
-  scenario.warmup = std::chrono::seconds(5);
-  scenario.duration = std::chrono::seconds(60);
-  scenario.drain_limit = std::chrono::seconds(60);
-  set_rates(scenario, 0.85 * 0.5 * 1527, 0.85 * 0.5 * 103);
+  Scenario scenario =
+      peak_at_85_percent_half_large(std::chrono::seconds(5), std::chrono::seconds(60));
   for (const uint64_t seed : {1, 2, 3, 4}) {
     SCOPED_TRACE(seed);
     scenario.seed = seed;
