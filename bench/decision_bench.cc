@@ -15,6 +15,7 @@
 #include "core/node_spec.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
+#include "timed_event.h"
 
 namespace gangway {
 namespace {
@@ -97,10 +98,7 @@ void BM_IterationDoneWith10kQueued(benchmark::State& state) {
       gpu = (gpu + 1) % 8;
       continue;
     }
-    const auto start = std::chrono::steady_clock::now();
-    node.scheduler->on_iteration_done(EngineRef::small(GpuId(gpu)), {}, node.now);
-    const auto end = std::chrono::steady_clock::now();
-    samples.push_back(std::chrono::duration<double, std::nano>(end - start).count());
+    samples.push_back(timed_iteration_done(*node.scheduler, GpuId(gpu), node.now));
     for (const IterationLaunch& launch : node.scheduler->effects().launches) {
       batch_entries += static_cast<double>(launch.entries.size());
       ++launches;

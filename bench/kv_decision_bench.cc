@@ -18,6 +18,7 @@
 #include "core/node_spec.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
+#include "timed_event.h"
 
 namespace gangway {
 namespace {
@@ -179,10 +180,7 @@ void BM_IterationDoneWithFullPrefixIndexes(benchmark::State& state) {
       gpu = (gpu + 1) % kGpus;
       continue;
     }
-    const auto start = std::chrono::steady_clock::now();
-    node.scheduler->on_iteration_done(EngineRef::small(GpuId(gpu)), {}, node.now);
-    const auto end = std::chrono::steady_clock::now();
-    samples.push_back(std::chrono::duration<double, std::nano>(end - start).count());
+    samples.push_back(timed_iteration_done(*node.scheduler, GpuId(gpu), node.now));
     node.scheduler->effects().clear();
     gpu = (gpu + 1) % kGpus;
   }
