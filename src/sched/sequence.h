@@ -27,40 +27,50 @@ enum class SequenceState : uint8_t {
 };
 
 struct Sequence {
-  RequestSpec spec;
+  // The fields every iteration reads or writes for each sequence in its batch (building the
+  // batch, completing it) come first and together, so that those two per-sequence loops touch
+  // few cache lines per sequence (bench/README.md: they were most of the L1 misses of an
+  // iteration-done event). The rest follows in no particular order.
   SequenceState state = SequenceState::kFinished;
   bool large = false;  // belongs to the large (gang) model
-  // The GPU whose queue or running set holds it (small models only).
-  std::optional<GpuId> gpu;
-  // Replica (index into SchedulerState::replicas) whose queue holds it while queued, or
-  // kNoReplica for the model's shared queue; and the replica it runs on once admitted.
-  uint32_t queued_replica = kNoReplica;
+  // Set while the sequence is part of an iteration in flight: it may not be moved or freed.
+  bool in_flight = false;
+  // Set when cancellation arrived while in flight; honoured when the iteration completes.
+  bool cancel_pending = false;
+  // The replica (index into SchedulerState::replicas) it runs on once admitted.
   uint32_t running_replica = kNoReplica;
   // Tokens whose KV exists on its engine (prefix hits, prefilled chunks, decoded tokens).
   int32_t kv_tokens = 0;
   // Tokens that must be in KV before it decodes: the prompt, or after a preemption that dropped
   // its KV, the prompt plus what it had generated (recomputed as one long prefill).
   int32_t prefill_target_tokens = 0;
-  int32_t cached_prompt_tokens = 0;
   int32_t generated_tokens = 0;
-  // KV blocks this sequence holds in its engine's pool, in token order (shared prompt blocks
-  // first), and their count (kv_blocks == blocks.size()).
-  std::vector<BlockId> blocks;
+  // The count of `blocks` below (kv_blocks == blocks.size()).
   int32_t kv_blocks = 0;
+  // Its KV is being copied in from host memory (a host prefix hit or a swap-in) until then; it
+  // is resident but takes no part in iterations before. While swapped: when the copy out ends.
+  Time kv_ready;
+  std::optional<Time> first_token;
+
+  RequestSpec spec;
+  // The GPU whose queue or running set holds it (small models only).
+  std::optional<GpuId> gpu;
+  // Replica whose queue holds it while queued, or kNoReplica for the model's shared queue.
+  uint32_t queued_replica = kNoReplica;
+  int32_t cached_prompt_tokens = 0;
+  // KV blocks this sequence holds in its engine's pool, in token order (shared prompt blocks
+  // first).
+  std::vector<BlockId> blocks;
   // Leading prompt blocks published to the pool's prefix index (blocks[0, published_blocks)).
   int32_t published_blocks = 0;
   // Swapped out: the KV of kv_tokens tokens waits in host memory (no GPU blocks are held).
   bool swapped = false;
-  // Its KV is being copied in from host memory (a host prefix hit or a swap-in) until then; it
-  // is resident but takes no part in iterations before. While swapped: when the copy out ends.
-  Time kv_ready;
   // Exclusive mode: kept resident with its KV in place while the gang holds the GPUs.
   bool paused = false;
   // Prompt tokens found in the host tier at its first admission (a subset of
   // cached_prompt_tokens).
   int32_t host_cached_prompt_tokens = 0;
   std::optional<Time> first_scheduled;
-  std::optional<Time> first_token;
   int32_t preemptions = 0;
   // What the predictor expected at admission: the output length and the finish time.
   double predicted_output_tokens = 0;
@@ -74,10 +84,6 @@ struct Sequence {
   uint64_t queue_sequence = 0;
   // Prefill tokens it added to its queue's token count when queued.
   int32_t queue_tokens = 0;
-  // Set while the sequence is part of an iteration in flight: it may not be moved or freed.
-  bool in_flight = false;
-  // Set when cancellation arrived while in flight; honoured when the iteration completes.
-  bool cancel_pending = false;
 
   bool prefill_done() const { return kv_tokens >= prefill_target_tokens; }
   // Prompt (or recompute) tokens still to compute; 0 once decoding (kv_tokens grows past it).
