@@ -389,12 +389,11 @@ def write_markdown(results):
               "| load | LM interactive SLO met, mean | worst seed | LM TTFT on time, mean | "
               "SM interactive SLO met, mean | worst seed | total goodput |",
               "|---|---|---|---|---|---|---|"]
+    def mean(values):
+        return sum(values) / len(values)
     for load, rows in bursty["loads"].items():
         lm = [r["interactive llama-3-70b"] for r in rows]
         sm = [r["interactive llama-3-8b"] for r in rows]
-
-        def mean(values):
-            return sum(values) / len(values)
         lines.append(f"| {float(load):.0%} | {mean([r['on_time_fraction'] for r in lm]):.1%} | "
                      f"{min(r['on_time_fraction'] for r in lm):.1%} | "
                      f"{mean([r['ttft_on_time_fraction'] for r in lm]):.1%} | "

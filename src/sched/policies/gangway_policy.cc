@@ -404,11 +404,10 @@ class GangwayPolicy final : public GangPolicy {
   // slack against its predicted remaining length needs fewer leases, but geometric-like lengths
   // make the prediction wrong for the long ones, which then miss: measured, it lost ~8 points of
   // large-model SLO attainment for nothing in return.) No urgency_margin here, unlike first
-  // tokens: the pace already assumes no banked slack, the barrier is added by the callers, and a
-  // token that comes a little after its pace point is made up by the next ones in the lease (the
-  // target bounds the mean, not each gap). With the margin the large model kept 40 ms ahead of
-  // its pace and took that GPU-time from the small models' TPOT (at 70 % load, half of it large:
-  // 56 % of the node where 51 % kept it on pace; docs/gang-scheduling.md, "Decode pace").
+  // tokens: the pace already assumes no banked slack, the callers add the barrier, and a token a
+  // little after its pace point is made up within the lease (the target bounds the mean). With
+  // the margin the large model ran ahead of its pace at the small models' TPOT
+  // (docs/gang-scheduling.md, "Decode pace").
   Time large_decode_urgency(const SchedulerState& state) const {
     Time latest_start = Time::max();
     const Duration step = state.large->last_iteration;
