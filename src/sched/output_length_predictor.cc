@@ -13,8 +13,10 @@ constexpr int kExactBins = 16;
 constexpr double kGrowth = 1.1;
 constexpr int kMinSamples = 32;
 constexpr int kRebuildEvery = 64;
-// The quantile used for conservative reservations (backfill).
+// The quantiles used for conservative reservations (backfill) and for deadlines that must hold
+// if a request ends early (small sequences' TPOT).
 constexpr double kConservativeQuantile = 0.9;
+constexpr double kShortQuantile = 0.2;
 
 const std::array<double, OutputLengthPredictor::kLengthBins + 1>& bin_edges() {
   static const auto edges = [] {
@@ -68,20 +70,23 @@ void OutputLengthPredictor::rebuild(Histogram& histogram) {
     histogram.mean_above[bin] = count > 0 ? sum / static_cast<double>(count) : 0.0;
   }
   for (int start = 0; start < kLengthBins; ++start) {
-    const auto wanted = static_cast<int64_t>(
-        std::ceil(kConservativeQuantile * static_cast<double>(histogram.count_above[start])));
-    int64_t seen = 0;
-    histogram.p90_above[start] = bin_upper(kLengthBins - 1);
-    for (int bin = start; bin < kLengthBins; ++bin) {
-      seen += histogram.counts[bin];
-      if (seen >= wanted) {
-        histogram.p90_above[start] = bin_upper(bin);
-        break;
-      }
-    }
+    histogram.p90_above[start] = quantile_above(histogram, start, kConservativeQuantile);
+    histogram.p20_above[start] = quantile_above(histogram, start, kShortQuantile);
   }
   histogram.since_rebuild = 0;
   histogram.built = true;
+}
+
+double OutputLengthPredictor::quantile_above(const Histogram& histogram, int start,
+                                             double quantile) {
+  const auto wanted =
+      static_cast<int64_t>(std::ceil(quantile * static_cast<double>(histogram.count_above[start])));
+  int64_t seen = 0;
+  for (int bin = start; bin < kLengthBins; ++bin) {
+    seen += histogram.counts[bin];
+    if (seen >= wanted) return bin_upper(bin);
+  }
+  return bin_upper(kLengthBins - 1);
 }
 
 void OutputLengthPredictor::observe(ModelId model, int32_t prompt_tokens, int32_t output_tokens) {
@@ -129,6 +134,15 @@ double OutputLengthPredictor::expected_remaining(const Sequence& seq) const {
 }
 
 double OutputLengthPredictor::conservative_remaining(const Sequence& seq) const {
+  return remaining_quantile(seq, kConservativeQuantile, &Histogram::p90_above);
+}
+
+double OutputLengthPredictor::short_remaining(const Sequence& seq) const {
+  return remaining_quantile(seq, kShortQuantile, &Histogram::p20_above);
+}
+
+double OutputLengthPredictor::remaining_quantile(const Sequence& seq, double quantile,
+                                                 QuantileTable Histogram::*table) const {
   if (oracle_ && seq.spec.oracle_output_tokens) {
     return bounded(seq, *seq.spec.oracle_output_tokens - seq.generated_tokens);
   }
@@ -136,9 +150,9 @@ double OutputLengthPredictor::conservative_remaining(const Sequence& seq) const 
   const int start = length_bin(seq.generated_tokens + 1);
   if (!histogram || histogram->count_above[start] == 0) {
     // Memoryless prior: the quantile of a geometric residual with the prior mean.
-    return bounded(seq, -std::log1p(-kConservativeQuantile) * prior_mean_tokens_);
+    return bounded(seq, -std::log1p(-quantile) * prior_mean_tokens_);
   }
-  return bounded(seq, histogram->p90_above[start] - bin_lower(start));
+  return bounded(seq, (histogram->*table)[start] - bin_lower(start));
 }
 
 }  // namespace gangway

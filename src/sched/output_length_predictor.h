@@ -5,9 +5,9 @@
 // Learned online, per model and per prompt-length bucket (powers of two), from the output
 // lengths of requests that completed: a histogram of lengths in log-spaced bins (exact up to 16,
 // then ~10 % wide). For a running request that has produced `a` tokens the prediction is the
-// conditional residual E[L - a | L > a] (or a quantile of it), bounded by max_tokens - a. Each
-// bucket's residual table is rebuilt every few dozen observations, so a query is O(1). Buckets
-// with few samples fall back to the model's pooled histogram, then to a geometric prior.
+// conditional residual E[L - a | L > a] (or its 20th or 90th percentile), bounded by max_tokens -
+// a. Each bucket's residual table is rebuilt every few dozen observations, so a query is O(1).
+// Buckets with few samples fall back to the model's pooled histogram, then to a geometric prior.
 //
 // An oracle variant reads the request's true length (RequestSpec::oracle_output_tokens) and is
 // used only as a reference point in experiments.
@@ -32,6 +32,10 @@ class OutputLengthPredictor {
   // The 90th percentile of the remaining tokens, for conservative reservations (backfill must
   // not often be wrong about a small request ending before the gang's reservation).
   double conservative_remaining(const Sequence& seq) const;
+  // The 20th percentile of the remaining tokens: how soon the request may well end. For
+  // deadlines that must hold even when it ends early (a small sequence's mean TPOT: one that
+  // ends a few tokens after a long pause misses, whatever the mean remaining length said).
+  double short_remaining(const Sequence& seq) const;
 
   // A request of this model and prompt length completed after `output_tokens` tokens.
   void observe(ModelId model, int32_t prompt_tokens, int32_t output_tokens);
@@ -43,6 +47,7 @@ class OutputLengthPredictor {
   static constexpr int kLengthBins = 112;
 
  private:
+  using QuantileTable = std::array<double, kLengthBins + 1>;
   struct Histogram {
     std::array<int64_t, kLengthBins> counts{};
     int64_t total = 0;
@@ -50,7 +55,8 @@ class OutputLengthPredictor {
     // Rebuilt tables: for age bin i, E[L | L > lower(i)] and the count above it.
     std::array<double, kLengthBins + 1> mean_above{};
     std::array<int64_t, kLengthBins + 1> count_above{};
-    std::array<double, kLengthBins + 1> p90_above{};  // upper edge of the p90 bin above i
+    QuantileTable p90_above{};  // upper edge of the p90 bin above i
+    QuantileTable p20_above{};  // and of the p20 bin
     bool built = false;
   };
 
@@ -59,6 +65,11 @@ class OutputLengthPredictor {
   static double bin_lower(int bin);
   static double bin_upper(int bin);
   static void rebuild(Histogram& histogram);
+  // Upper edge of the bin holding the `quantile` of the lengths at or above bin `start`.
+  static double quantile_above(const Histogram& histogram, int start, double quantile);
+  // `quantile` of the remaining tokens, read from the histogram's precomputed `table` for it.
+  double remaining_quantile(const Sequence& seq, double quantile,
+                            QuantileTable Histogram::*table) const;
   const Histogram* histogram_for(const Sequence& seq) const;
   double bounded(const Sequence& seq, double remaining) const;
 

@@ -38,6 +38,8 @@ TEST(OutputLengthPredictor, UsesTheMemorylessPriorBeforeLearningAnything) {
   EXPECT_DOUBLE_EQ(predictor.expected_remaining(running(100, 500)), 80);
   // ln(10) x mean for the 90th percentile of a geometric-like residual.
   EXPECT_NEAR(predictor.conservative_remaining(running(100, 0)), 80 * std::log(10.0), 1e-9);
+  // ln(5 / 4) x mean for the 20th.
+  EXPECT_NEAR(predictor.short_remaining(running(100, 0)), 80 * std::log(5.0 / 4.0), 1e-9);
 }
 
 TEST(OutputLengthPredictor, BoundedByMaxTokensAndAtLeastOne) {
@@ -45,6 +47,9 @@ TEST(OutputLengthPredictor, BoundedByMaxTokensAndAtLeastOne) {
   EXPECT_DOUBLE_EQ(predictor.expected_remaining(running(100, 90, 100)), 10);
   EXPECT_DOUBLE_EQ(predictor.expected_remaining(running(100, 99, 100)), 1);
   EXPECT_DOUBLE_EQ(predictor.conservative_remaining(running(100, 0, 64)), 64);
+  EXPECT_DOUBLE_EQ(predictor.short_remaining(running(100, 0, 30)), 30);
+  OutputLengthPredictor short_prior(1, 2, false);
+  EXPECT_DOUBLE_EQ(short_prior.short_remaining(running(100, 0)), 1);
 }
 
 TEST(OutputLengthPredictor, LearnsAConstantLengthAndItsResidual) {
@@ -54,6 +59,9 @@ TEST(OutputLengthPredictor, LearnsAConstantLengthAndItsResidual) {
   EXPECT_NEAR(predictor.expected_remaining(running(300, 0)), 200, 10);
   EXPECT_NEAR(predictor.expected_remaining(running(300, 150)), 50, 10);
   EXPECT_GE(predictor.conservative_remaining(running(300, 0)), 200);
+  // Every request is 200 long: its 10th percentile is too (to the bin's width).
+  EXPECT_NEAR(predictor.short_remaining(running(300, 0)), 200, 20);
+  EXPECT_NEAR(predictor.short_remaining(running(300, 150)), 50, 20);
   EXPECT_EQ(predictor.observations(ModelId(0)), 1000);
 }
 
@@ -66,6 +74,24 @@ TEST(OutputLengthPredictor, GeometricLengthsGiveARoughlyConstantResidual) {
     for (int32_t age : {0, 30, 60, 120}) {
       EXPECT_NEAR(predictor.expected_remaining(running(500, age)), 60, 6)
           << "seed " << seed << " age " << age;
+    }
+  }
+}
+
+// The 20th percentile of a geometric residual with mean m is the least r with
+// 1 - (1 - 1/m)^r >= 0.2; lengths up to 16 have bins of their own, so it comes out exact.
+TEST(OutputLengthPredictor, GeometricLengthsGiveTheirShortQuantileAtEveryAge) {
+  const double mean = 32;
+  const double exact = std::ceil(std::log(0.8) / std::log(1 - 1 / mean));  // 8
+  for (uint64_t seed : {1u, 2u, 3u, 4u, 5u}) {
+    OutputLengthPredictor predictor(1, 500, false);
+    SplitMix rng{seed};
+    for (int i = 0; i < 20000; ++i) predictor.observe(ModelId(0), 100, rng.geometric(mean));
+    for (int32_t age : {0, 5, 10}) {
+      EXPECT_NEAR(predictor.short_remaining(running(100, age)), exact, 1)
+          << "seed " << seed << " age " << age;
+      EXPECT_LT(predictor.short_remaining(running(100, age)),
+                predictor.expected_remaining(running(100, age)) / 3);
     }
   }
 }
@@ -90,6 +116,7 @@ TEST(OutputLengthPredictor, OracleReadsTheTrueLength) {
   seq.spec.oracle_output_tokens = 42;
   EXPECT_DOUBLE_EQ(predictor.expected_remaining(seq), 35);
   EXPECT_DOUBLE_EQ(predictor.conservative_remaining(seq), 35);
+  EXPECT_DOUBLE_EQ(predictor.short_remaining(seq), 35);
 }
 
 }  // namespace

@@ -460,10 +460,17 @@ class GangwayPolicy final : public GangPolicy {
   }
 
   // The latest time small sequences resident on `gpu` can resume and still meet their targets:
-  // TTFT for those part-way through prefill, mean TPOT for those decoding (a sequence may bank
-  // slack; it must resume when finishing its predicted remaining tokens back to back would only
-  // just keep its mean TPOT within the target). `step` is the GPU's iteration time. Computed when
-  // the GPU finishes an iteration: it stays valid while the GPU is paused for a lease.
+  // TTFT for those part-way through prefill, mean TPOT for those decoding. A decoding sequence
+  // may bank slack: it must resume when finishing its remaining tokens back to back would only
+  // just keep its mean TPOT within the target, were it to end as early as its 20th-percentile
+  // remaining length. (By the mean remaining length, ~30 tokens at any age for geometric-like
+  // lengths, every sequence seemed a second from its deadline, and those that ended a few tokens
+  // after a run of long leases missed; by the 10th percentile, or by the pace as for the large
+  // model, their deadlines cut so many leases that the large model's TPOT paid:
+  // docs/gang-scheduling.md, "Small sequences' TPOT".) Exclusive mode does not pause decoding
+  // small sequences for the gang (a drain lets them finish and evicts only overruns), so there
+  // the mean remaining length serves. `step` is the GPU's iteration time. Computed when the GPU
+  // finishes an iteration: it stays valid while the GPU is paused.
   Time latest_small_start(const SchedulerState& state, const GpuRuntime& gpu, Duration step) const {
     Time latest = Time::max();
     for (uint32_t index : gpu.replicas) {
@@ -482,7 +489,9 @@ class GangwayPolicy final : public GangPolicy {
           continue;
         }
         if (!slo.tpot_target) continue;
-        const double remaining = state.predictor.expected_remaining(seq);
+        const double remaining = mode_ == ExecutionMode::kLease
+                                     ? state.predictor.short_remaining(seq)
+                                     : state.predictor.expected_remaining(seq);
         const Time finish_deadline =
             *seq.first_token +
             Duration(static_cast<int64_t>(static_cast<double>(slo.tpot_target->count()) *
