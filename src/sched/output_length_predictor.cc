@@ -69,24 +69,28 @@ void OutputLengthPredictor::rebuild(Histogram& histogram) {
     histogram.count_above[bin] = count;
     histogram.mean_above[bin] = count > 0 ? sum / static_cast<double>(count) : 0.0;
   }
-  for (int start = 0; start < kLengthBins; ++start) {
-    histogram.p90_above[start] = quantile_above(histogram, start, kConservativeQuantile);
-    histogram.p20_above[start] = quantile_above(histogram, start, kShortQuantile);
-  }
+  fill_quantile_table(histogram, kConservativeQuantile, histogram.p90_above);
+  fill_quantile_table(histogram, kShortQuantile, histogram.p20_above);
   histogram.since_rebuild = 0;
   histogram.built = true;
 }
 
-double OutputLengthPredictor::quantile_above(const Histogram& histogram, int start,
-                                             double quantile) {
-  const auto wanted =
-      static_cast<int64_t>(std::ceil(quantile * static_cast<double>(histogram.count_above[start])));
-  int64_t seen = 0;
-  for (int bin = start; bin < kLengthBins; ++bin) {
-    seen += histogram.counts[bin];
-    if (seen >= wanted) return bin_upper(bin);
+// For each start bin, the first bin at or after it by which `quantile` of the lengths at or above
+// it are counted. That bin never moves left as the start moves right (the count wanted falls by
+// at most what the start leaves behind), so one pass with two indexes fills the table: O(bins)
+// per rebuild, where searching from each start was O(bins^2) and the larger part of a rebuild.
+void OutputLengthPredictor::fill_quantile_table(const Histogram& histogram, double quantile,
+                                                QuantileTable& table) {
+  int bin = 0;
+  int64_t seen = histogram.counts[0];  // lengths in bins [start, bin]
+  for (int start = 0; start < kLengthBins; ++start) {
+    const auto wanted = static_cast<int64_t>(
+        std::ceil(quantile * static_cast<double>(histogram.count_above[start])));
+    while (seen < wanted && bin < kLengthBins - 1) seen += histogram.counts[++bin];
+    table[start] = bin_upper(bin);
+    seen -= histogram.counts[start];
+    if (bin == start && start + 1 < kLengthBins) seen = histogram.counts[++bin];
   }
-  return bin_upper(kLengthBins - 1);
 }
 
 void OutputLengthPredictor::observe(ModelId model, int32_t prompt_tokens, int32_t output_tokens) {

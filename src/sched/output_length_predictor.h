@@ -65,8 +65,9 @@ class OutputLengthPredictor {
   static double bin_lower(int bin);
   static double bin_upper(int bin);
   static void rebuild(Histogram& histogram);
-  // Upper edge of the bin holding the `quantile` of the lengths at or above bin `start`.
-  static double quantile_above(const Histogram& histogram, int start, double quantile);
+  // table[i]: upper edge of the bin holding the `quantile` of the lengths at or above bin i.
+  static void fill_quantile_table(const Histogram& histogram, double quantile,
+                                  QuantileTable& table);
   // `quantile` of the remaining tokens, read from the histogram's precomputed `table` for it.
   double remaining_quantile(const Sequence& seq, double quantile,
                             QuantileTable Histogram::*table) const;
