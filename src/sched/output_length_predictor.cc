@@ -78,7 +78,7 @@ void OutputLengthPredictor::rebuild(Histogram& histogram) {
 // For each start bin, the first bin at or after it by which `quantile` of the lengths at or above
 // it are counted. That bin never moves left as the start moves right (the count wanted falls by
 // at most what the start leaves behind), so one pass with two indexes fills the table: O(bins)
-// per rebuild, where searching from each start was O(bins^2) and the larger part of a rebuild.
+// per rebuild instead of a search from each start, O(bins^2).
 void OutputLengthPredictor::fill_quantile_table(const Histogram& histogram, double quantile,
                                                 QuantileTable& table) {
   int bin = 0;

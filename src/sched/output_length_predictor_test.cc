@@ -59,7 +59,7 @@ TEST(OutputLengthPredictor, LearnsAConstantLengthAndItsResidual) {
   EXPECT_NEAR(predictor.expected_remaining(running(300, 0)), 200, 10);
   EXPECT_NEAR(predictor.expected_remaining(running(300, 150)), 50, 10);
   EXPECT_GE(predictor.conservative_remaining(running(300, 0)), 200);
-  // Every request is 200 long: its 10th percentile is too (to the bin's width).
+  // Every request is 200 long: its 20th percentile is too (to the bin's width).
   EXPECT_NEAR(predictor.short_remaining(running(300, 0)), 200, 20);
   EXPECT_NEAR(predictor.short_remaining(running(300, 150)), 50, 20);
   EXPECT_EQ(predictor.observations(ModelId(0)), 1000);

@@ -301,7 +301,7 @@ TEST(GangGuarantees, LeaseModeDecodesTheLargeModelAtItsPaceNotAheadOfIt) {
 // cut the leases; judged by the mean remaining length (~30 tokens whatever a sequence's age,
 // for these geometric-like lengths) every one of them seemed a second from its deadline, and
 // those that ended a few tokens later missed their TPOT target. Judged by the 20th-percentile
-// remaining length most keep it (docs/gang-scheduling.md, "Decode pace").
+// remaining length most keep it (docs/gang-scheduling.md, "Small sequences' TPOT").
 TEST(GangGuarantees, LeaseModeKeepsResidentSmallSequencesOnPaceWhenSmallArrivalsStop) {
   Scenario scenario =
       peak_at_85_percent_half_large(std::chrono::seconds(1), std::chrono::seconds(10));
