@@ -11,7 +11,8 @@
 // saturates the node (offered well above its capacity) while the tier under test sends a
 // trickle. Also: no deadlock for any policy on random mixes (everything finishes once arrivals
 // stop), in exclusive mode no drain spent on a first token it cannot save, and in lease mode no
-// large-model decoding ahead of its pace.
+// large-model decoding ahead of its pace and no resident small sequence left behind its TPOT
+// when the small arrivals stop.
 
 #include <gtest/gtest.h>
 
