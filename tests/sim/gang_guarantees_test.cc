@@ -58,15 +58,21 @@ void set_rates(Scenario& scenario, double small_rate, double large_rate) {
   }
 }
 
-SimulationResult simulate(const Scenario& scenario, const PolicySpec& policy) {
-  std::unique_ptr<RequestSource> source = make_request_source(scenario);
+// The scenario's node, scheduler and windows, with arrivals from `source`.
+SimulationResult simulate(const Scenario& scenario, const PolicySpec& policy,
+                          RequestSource& source) {
   SimulationOptions options;
   options.duration = scenario.duration;
   options.drain_limit = scenario.drain_limit;
   options.warmup = scenario.warmup;
-  Simulator simulator(scenario.node, scenario.scheduler, make_policy(policy), nullptr, *source,
+  Simulator simulator(scenario.node, scenario.scheduler, make_policy(policy), nullptr, source,
                       options);
   return simulator.run();
+}
+
+SimulationResult simulate(const Scenario& scenario, const PolicySpec& policy) {
+  std::unique_ptr<RequestSource> source = make_request_source(scenario);
+  return simulate(scenario, policy, *source);
 }
 
 // The longest iteration the workload can produce on `model`: a full token budget of prefill plus
@@ -328,15 +334,9 @@ TEST(GangGuarantees, LeaseModeKeepsResidentSmallSequencesOnPaceWhenSmallArrivals
         std::make_unique<MergedSource>(std::move(small), Time::zero() + std::chrono::seconds(6)));
     both.push_back(make_request_source(large_only));
     MergedSource source(std::move(both));
-    SimulationOptions options;
-    options.duration = scenario.duration;
-    options.drain_limit = scenario.drain_limit;
-    options.warmup = scenario.warmup;
     PolicySpec policy;
     policy.name = "gangway-lease";
-    Simulator simulator(scenario.node, scenario.scheduler, make_policy(policy), nullptr, source,
-                        options);
-    const SimulationResult result = simulator.run();
+    const SimulationResult result = simulate(scenario, policy, source);
     const RequestStats& small_interactive =
         result.metrics.model_class(small_model(scenario).id, interactive);
     ASSERT_GT(small_interactive.completed(), 1000u);
