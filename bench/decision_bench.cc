@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/node_spec.h"
+#include "output_lengths.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
 #include "timed_event.h"
@@ -45,7 +46,7 @@ struct Node {
     request.slo_class = SloClassId(next_id % 3);
     request.arrival = now;
     request.prompt_tokens = prompt;
-    request.max_tokens = 64;
+    request.max_tokens = spread_output_tokens(request.id.value());
     return request;
   }
 
@@ -84,6 +85,7 @@ void report(benchmark::State& state, std::vector<double>& samples_ns) {
 void BM_IterationDoneWith10kQueued(benchmark::State& state) {
   Node node("gangway");
   node.load(kQueued);
+  const int64_t backlog = node.scheduler->live_requests();
   std::vector<double> samples;
   samples.reserve(1 << 20);
   double batch_entries = 0;
@@ -91,8 +93,11 @@ void BM_IterationDoneWith10kQueued(benchmark::State& state) {
   int gpu = 0;
   for (auto _ : state) {
     node.now += std::chrono::microseconds(1250);
-    // Keep the backlog at 10k: one arrival per completion.
-    node.scheduler->submit(node.small_request(128), node.now);
+    // Keep the backlog at 10k: arrivals replace the requests that ended (an iteration ends a few
+    // of them; one arrival per iteration let the queue drain within the first few thousand).
+    while (node.scheduler->live_requests() < backlog) {
+      node.scheduler->submit(node.small_request(128), node.now);
+    }
     node.scheduler->effects().clear();
     if (!node.scheduler->state().gpus[gpu].small_busy) {
       gpu = (gpu + 1) % 8;
@@ -108,6 +113,7 @@ void BM_IterationDoneWith10kQueued(benchmark::State& state) {
   }
   report(state, samples);
   state.counters["mean_batch"] = launches > 0 ? batch_entries / launches : 0.0;
+  state.counters["live_requests"] = static_cast<double>(node.scheduler->live_requests());
 }
 BENCHMARK(BM_IterationDoneWith10kQueued)->Iterations(20000)->Unit(benchmark::kMicrosecond);
 

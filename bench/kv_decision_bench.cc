@@ -3,7 +3,9 @@
 // and 10,000 requests queued, every one of them with a prefix some GPU holds. An arrival is
 // routed by predicted TTFT (a prefix lookup and a TTFT estimate on each of the 8 replicas); an
 // iteration's completion admits requests with prefix hits (references taken, blocks published,
-// cached blocks evicted). The target: p99 under 10 us per event.
+// cached blocks evicted). The target: p99 under 10 us per event. Admission control is
+// off, as in decision_bench.cc: with it, a 10k-deep queue turns most arrivals away (the
+// rejection path has its own benchmark there), and the backlog would not form.
 //
 // Times each event on its own (steady_clock around the call; a driver may read clocks) and
 // reports p50, p99 and max besides Google Benchmark's mean, like decision_bench.cc.
@@ -16,6 +18,7 @@
 #include <vector>
 
 #include "core/node_spec.h"
+#include "output_lengths.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
 #include "timed_event.h"
@@ -66,10 +69,13 @@ struct Node {
     policy.name = "gangway";
     SchedulerOptions options;
     options.routing = routing;
+    options.admission.enabled = false;
+    options.admission.queue_cap = 1'000'000;
     scheduler = std::make_unique<Scheduler>(spec, options, make_policy(policy), nullptr);
   }
 
-  RequestSpec request(uint64_t tail, int tail_blocks, int max_tokens) {
+  // A request for prompt `tail`; `max_tokens` 0 picks a spread output length.
+  RequestSpec request(uint64_t tail, int tail_blocks, int max_tokens = 0) {
     RequestSpec r;
     r.id = RequestId(next_id++);
     r.model = ModelId(0);
@@ -78,7 +84,7 @@ struct Node {
     const std::vector<BlockHash> hashes = prompt_hashes(tail % kGroups, tail, tail_blocks);
     r.prompt_tokens = static_cast<int32_t>(hashes.size()) * 16 + 1;
     r.prefix_blocks = hashes;
-    r.max_tokens = max_tokens;
+    r.max_tokens = max_tokens > 0 ? max_tokens : spread_output_tokens(r.id.value());
     return r;
   }
 
@@ -102,10 +108,10 @@ struct Node {
       if (i % 64 == 63) complete_all();
     }
     while (scheduler->live_requests() > 0) complete_all();
-    for (int i = 0; i < kGpus * 48; ++i) scheduler->submit(request(next_tail++, 4, 64), now);
+    for (int i = 0; i < kGpus * 48; ++i) scheduler->submit(request(next_tail++, 4), now);
     for (int round = 0; round < 4; ++round) complete_all();
     for (int i = 0; i < kQueued; ++i) {
-      scheduler->submit(request(static_cast<uint64_t>(i) * 7 % next_tail, kTailBlocks, 64), now);
+      scheduler->submit(request(static_cast<uint64_t>(i) * 7 % next_tail, kTailBlocks), now);
     }
     scheduler->effects().clear();
   }
@@ -143,7 +149,7 @@ void BM_ArrivalWithFullPrefixIndexes(benchmark::State& state) {
   samples.reserve(1 << 20);
   uint64_t i = 0;
   for (auto _ : state) {
-    const RequestSpec request = node.request((i++ * 104729) % node.next_tail, kTailBlocks, 64);
+    const RequestSpec request = node.request((i++ * 104729) % node.next_tail, kTailBlocks);
     const auto start = std::chrono::steady_clock::now();
     node.scheduler->submit(request, node.now);
     const auto end = std::chrono::steady_clock::now();
@@ -160,12 +166,15 @@ BENCHMARK(BM_ArrivalWithFullPrefixIndexes)
     ->Iterations(50000)
     ->Unit(benchmark::kMicrosecond);
 
-// Drives the iteration-done events of the benchmarks below: every step one request arrives (the
-// backlog stays at 10k) and, when the next GPU in turn is busy, its iteration completes and the
+// Drives the iteration-done events of the benchmarks below: every step, arrivals top the node's
+// live requests back up to what load() left (10k queued besides the running batches; each
+// iteration ends a few sequences, so one arrival per step let the queue drain within the first
+// few thousand steps), then, when the next GPU in turn is busy, its iteration completes and the
 // next batch is built. The sequence of events is the same on every fresh, loaded Node, which is
 // what lets the floor benchmark line replays up event by event.
 struct IterationDoneReplay {
   Node& node;
+  int64_t backlog = node.scheduler->live_requests();
   int gpu = 0;
   uint64_t step = 0;
   // Sequences the last timed event started prefilling (the requests it admitted, mostly): the
@@ -176,8 +185,10 @@ struct IterationDoneReplay {
   // turn was idle and nothing was timed.
   double next() {
     node.now += std::chrono::microseconds(1250);
-    node.scheduler->submit(node.request((step++ * 104729) % node.next_tail, kTailBlocks, 64),
-                           node.now);
+    while (node.scheduler->live_requests() < backlog) {
+      node.scheduler->submit(node.request((step++ * 104729) % node.next_tail, kTailBlocks),
+                             node.now);
+    }
     node.scheduler->effects().clear();
     const GpuId turn(gpu);
     gpu = (gpu + 1) % kGpus;
@@ -207,6 +218,7 @@ void BM_IterationDoneWithFullPrefixIndexes(benchmark::State& state) {
   }
   report(state, samples);
   state.counters["indexed_blocks_per_gpu"] = static_cast<double>(node.cached_blocks()) / kGpus;
+  state.counters["live_requests"] = static_cast<double>(node.scheduler->live_requests());
 }
 BENCHMARK(BM_IterationDoneWithFullPrefixIndexes)
     ->Arg(0)

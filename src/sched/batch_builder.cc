@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <optional>
 #include <span>
+#include <stdexcept>
 
 #include "sched/scheduler.h"
 
@@ -47,6 +48,9 @@ struct Scheduler::BatchTarget {
   // reaches its boundary before the gang's barrier fills the wait with a shorter iteration).
   std::optional<Duration> max_duration;
   const CostModel* cost = nullptr;
+  // The built batch's shape, kept as entries are added (a second pass over a batch of up to
+  // max_num_seqs entries was ~5 % of an iteration-done event: bench/README.md).
+  BatchShape shape;
 };
 
 namespace {
@@ -100,7 +104,7 @@ bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now,
   target.kv_shortfall_blocks = &replica.kv_shortfall_blocks;
   if (!build_batch(target, now)) return false;
 
-  const BatchShape shape = shape_of(gpu.batch);
+  const BatchShape shape = target.shape;
   const Duration predicted = cost_models_[replica.model.value()]->iteration_time(shape);
   gpu.small_busy = true;
   gpu.busy_since = now;
@@ -128,7 +132,7 @@ bool Scheduler::launch_large(Time now, bool admit_new) {
   target.cache_aware = options_.lm_cache_aware_batching && options_.prefix_caching;
   if (!build_batch(target, now)) return false;
 
-  const BatchShape shape = shape_of(large.batch);
+  const BatchShape shape = target.shape;
   const Duration predicted = large.cost->iteration_time(shape);
   large.busy = true;
   large.busy_since = now;
@@ -310,6 +314,7 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
   std::vector<BatchEntry>& batch = *target.batch;
   std::vector<SequenceHandle>& running = *target.running;
   batch.clear();
+  target.shape = BatchShape{};
 
   // Decodes first: every resident sequence past its prefill wants one token. Make room for the
   // blocks they need before taking any, by preempting the youngest if memory is short.
@@ -329,8 +334,13 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
 
   int32_t budget = model.max_batched_tokens;
   const auto max_seqs = static_cast<size_t>(model.max_num_seqs);
+  // A decode takes one entry and one token of the budget: both limits are one count here. This
+  // loop and complete_batch's run once per resident sequence per iteration (up to max_num_seqs),
+  // the bulk of an iteration-done event, hence kept lean.
+  const size_t decode_limit = std::min(max_seqs, static_cast<size_t>(std::max(budget, 0)));
+  int64_t decode_context_tokens = 0;
   for (SequenceHandle h : running) {
-    if (batch.size() >= max_seqs || budget < 1) break;
+    if (batch.size() >= decode_limit) break;
     Sequence& seq = state_.sequences[h];
     if (!seq.prefill_done() || seq.kv_ready > now) continue;
     if (needs_decode_block(seq, block_tokens, now)) {
@@ -338,18 +348,17 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
       ++seq.kv_blocks;
     }
     batch.push_back(BatchEntry{seq.spec.id, h, 0, seq.kv_tokens, true, seq.generated_tokens + 1});
+    decode_context_tokens += seq.kv_tokens;
     seq.in_flight = true;
-    --budget;
   }
+  budget -= static_cast<int32_t>(batch.size());
+  target.shape.decode_seqs = static_cast<int32_t>(batch.size());
+  target.shape.decode_context_tokens = decode_context_tokens;
 
   if (target.max_duration) {
     // Fit the iteration into the time left: no iteration if even its decodes do not fit, else
     // only as many prefill tokens as keep it within the limit.
-    BatchShape shape;
-    for (const BatchEntry& entry : batch) {
-      ++shape.decode_seqs;
-      shape.decode_context_tokens += entry.context_tokens;
-    }
+    BatchShape shape = target.shape;
     if (batch.empty() || target.cost->iteration_time(shape) > *target.max_duration) {
       if (!batch.empty()) {
         for (const BatchEntry& entry : batch) state_.sequences[entry.handle].in_flight = false;
@@ -392,6 +401,9 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
     const bool completes = seq.kv_tokens + chunk >= seq.prefill_target_tokens;
     batch.push_back(BatchEntry{seq.spec.id, h, chunk, seq.kv_tokens, completes,
                                completes ? seq.generated_tokens + 1 : seq.generated_tokens});
+    target.shape.prefill_tokens += chunk;
+    ++target.shape.prefill_seqs;
+    target.shape.prefill_context_tokens += seq.kv_tokens;
     seq.in_flight = true;
     budget -= chunk;
     return true;
@@ -435,6 +447,16 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
     if (!admit(target, h, budget, now)) break;
     if (!seq.prefill_done()) add_prefill_chunk(h, seq);
   }
+#ifdef GANGWAY_CHECK_INVARIANTS
+  const BatchShape counted = shape_of(batch);
+  if (counted.prefill_tokens != target.shape.prefill_tokens ||
+      counted.prefill_seqs != target.shape.prefill_seqs ||
+      counted.prefill_context_tokens != target.shape.prefill_context_tokens ||
+      counted.decode_seqs != target.shape.decode_seqs ||
+      counted.decode_context_tokens != target.shape.decode_context_tokens) {
+    throw std::logic_error("build_batch: the shape kept while building differs from the batch's");
+  }
+#endif
   return !batch.empty();
 }
 

@@ -420,7 +420,7 @@ void Scheduler::complete_batch(std::vector<BatchEntry>& batch, std::span<const R
       ++seq.generated_tokens;
       if (!seq.first_token) seq.first_token = now;
       done = seq.generated_tokens >= seq.spec.max_tokens ||
-             std::find(ended.begin(), ended.end(), entry.id) != ended.end();
+             (!ended.empty() && std::find(ended.begin(), ended.end(), entry.id) != ended.end());
     }
     if (seq.cancel_pending || done) scratch_finished_.push_back(entry.handle);
   }
