@@ -14,10 +14,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/node_spec.h"
+#include "latency_report.h"
 #include "output_lengths.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
@@ -32,6 +34,8 @@ constexpr int kGroups = 64;
 constexpr int kGroupBlocks = 8;  // a 128-token system prompt
 constexpr int kTailBlocks = 1;   // each prompt's own 16 tokens
 constexpr int kQueued = 10000;
+// Steps an iteration-done benchmark runs before it starts timing.
+constexpr int kUntimedSteps = 20000;
 
 uint64_t mix(uint64_t x) {
   x ^= x >> 30;
@@ -125,16 +129,6 @@ struct Node {
   }
 };
 
-void report(benchmark::State& state, std::vector<double>& samples_ns) {
-  std::sort(samples_ns.begin(), samples_ns.end());
-  auto at = [&](double q) {
-    return samples_ns[std::min(samples_ns.size() - 1, static_cast<size_t>(q * samples_ns.size()))];
-  };
-  state.counters["p50_us"] = at(0.50) / 1e3;
-  state.counters["p99_us"] = at(0.99) / 1e3;
-  state.counters["max_us"] = samples_ns.back() / 1e3;
-}
-
 const char* routing_of(int64_t arg) {
   return arg == 0 ? "predicted-ttft" : "sglang";
 }
@@ -158,7 +152,7 @@ void BM_ArrivalWithFullPrefixIndexes(benchmark::State& state) {
     node.scheduler->cancel(request.id, node.now);  // keep the queue at 10k
     node.scheduler->effects().clear();
   }
-  report(state, samples);
+  report_latency(state, samples);
 }
 BENCHMARK(BM_ArrivalWithFullPrefixIndexes)
     ->Arg(0)
@@ -210,13 +204,17 @@ void BM_IterationDoneWithFullPrefixIndexes(benchmark::State& state) {
   Node node(routing_of(state.range(0)));
   node.load();
   IterationDoneReplay replay{node};
+  // Untimed first: a process's first pass through these events touches fresh memory (page
+  // faults inside the timed calls tripled the p99 of a first run against a later one in the same
+  // process), and its first events fill the batches. A serving daemon is past both.
+  for (int step = 0; step < kUntimedSteps; ++step) replay.next();
   std::vector<double> samples;
   samples.reserve(1 << 20);
   for (auto _ : state) {
     const double ns = replay.next();
     if (ns >= 0) samples.push_back(ns);
   }
-  report(state, samples);
+  report_latency(state, samples);
   state.counters["indexed_blocks_per_gpu"] = static_cast<double>(node.cached_blocks()) / kGpus;
   state.counters["live_requests"] = static_cast<double>(node.scheduler->live_requests());
 }
@@ -226,77 +224,29 @@ BENCHMARK(BM_IterationDoneWithFullPrefixIndexes)
     ->Iterations(20000)
     ->Unit(benchmark::kMicrosecond);
 
-// The same 20,000 steps replayed on kReplays fresh Nodes, keeping each event's fastest time.
-// The events are deterministic, so one replay differs from another only by what the machine did
-// meanwhile (interrupts, neighbours, frequency); noise only adds time, so the per-event minimum
-// is what the event costs undisturbed, and its p99 is a decision-path figure a noisy shared
-// machine can still give (the plain benchmark above reports the disturbed distribution).
-//
-// The setup starts all 384 running sequences together, so for the first ~1,000 events whole
-// batches finish at once and single events admit up to ~60 requests; steady_p99_us leaves out
-// the first kWarmupEvents. us_per_new_prefill and base_us fit the floor time against the number
-// of sequences an event starts prefilling (least squares): what one admission costs.
+// The same 20,000 steps replayed on nine fresh Nodes, each event's fastest time kept
+// (latency_report.h: the floor, what an event costs undisturbed); the plain benchmark above
+// reports the disturbed distribution. The first event on each GPU fills its batch from the queue
+// (up to ~200 admissions); steady_p99_us leaves out the first 2,000 events.
 void BM_IterationDoneFloorWithFullPrefixIndexes(benchmark::State& state) {
-  constexpr int kReplays = 9;
-  constexpr int kSteps = 20000;
-  constexpr size_t kWarmupEvents = 2000;
   for (auto _ : state) {
-    std::vector<double> floor;
-    std::vector<int> new_prefills;
-    std::vector<double> first;
-    for (int r = 0; r < kReplays; ++r) {
-      Node node(routing_of(state.range(0)));
-      node.load();
-      IterationDoneReplay replay{node};
-      std::vector<double> samples;
-      std::vector<int> prefills;
-      samples.reserve(kSteps);
-      prefills.reserve(kSteps);
-      for (int step = 0; step < kSteps; ++step) {
-        const double ns = replay.next();
-        if (ns < 0) continue;
-        samples.push_back(ns);
-        prefills.push_back(replay.new_prefills);
-      }
-      if (r == 0) {
-        floor = samples;
-        first = samples;
-        new_prefills = prefills;
-        continue;
-      }
-      if (prefills != new_prefills) {
-        state.SkipWithError("replays differ in their events: the replay is not deterministic");
-        return;
-      }
-      for (size_t i = 0; i < floor.size(); ++i) floor[i] = std::min(floor[i], samples[i]);
-    }
-    if (floor.size() <= kWarmupEvents) {
-      state.SkipWithError("too few timed events after the warm-up");
+    std::optional<EventFloor> floor =
+        measure_floor(9, [&](std::vector<double>& ns, std::vector<int>& new_prefills) {
+          Node node(routing_of(state.range(0)));
+          node.load();
+          IterationDoneReplay replay{node};
+          for (int step = 0; step < 20000; ++step) {
+            const double t = replay.next();
+            if (t < 0) continue;
+            ns.push_back(t);
+            new_prefills.push_back(replay.new_prefills);
+          }
+        });
+    if (!floor) {
+      state.SkipWithError("replays differ in their events: the replay is not deterministic");
       return;
     }
-    double sum_x = 0, sum_y = 0, sum_xx = 0, sum_xy = 0;
-    for (size_t i = 0; i < floor.size(); ++i) {
-      const double x = new_prefills[i];
-      const double y = floor[i] / 1e3;
-      sum_x += x;
-      sum_y += y;
-      sum_xx += x * x;
-      sum_xy += x * y;
-    }
-    const double n = static_cast<double>(floor.size());
-    const double slope = (n * sum_xy - sum_x * sum_y) / (n * sum_xx - sum_x * sum_x);
-    state.counters["us_per_new_prefill"] = slope;
-    state.counters["base_us"] = (sum_y - slope * sum_x) / n;
-    state.counters["max_new_prefills"] =
-        *std::max_element(new_prefills.begin(), new_prefills.end());
-    state.SetIterationTime(sum_y / 1e6 / n);  // the mean floor per event
-    std::vector<double> steady(floor.begin() + kWarmupEvents, floor.end());
-    std::sort(steady.begin(), steady.end());
-    state.counters["steady_p99_us"] = steady[steady.size() * 99 / 100] / 1e3;
-    std::sort(first.begin(), first.end());
-    state.counters["first_replay_p99_us"] = first[first.size() * 99 / 100] / 1e3;
-    report(state, floor);
-    state.counters["events"] = n;
+    report_floor(state, *floor, 2000);
   }
 }
 BENCHMARK(BM_IterationDoneFloorWithFullPrefixIndexes)
