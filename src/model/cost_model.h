@@ -30,6 +30,7 @@ struct BatchShape {
 
   int32_t total_tokens() const { return prefill_tokens + decode_seqs; }
   bool empty() const { return prefill_tokens == 0 && decode_seqs == 0; }
+  bool operator==(const BatchShape&) const = default;
 };
 
 // Whether `batch` meets iteration_time's precondition: not empty, no negative count, prefill

@@ -448,12 +448,7 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
     if (!seq.prefill_done()) add_prefill_chunk(h, seq);
   }
 #ifdef GANGWAY_CHECK_INVARIANTS
-  const BatchShape counted = shape_of(batch);
-  if (counted.prefill_tokens != target.shape.prefill_tokens ||
-      counted.prefill_seqs != target.shape.prefill_seqs ||
-      counted.prefill_context_tokens != target.shape.prefill_context_tokens ||
-      counted.decode_seqs != target.shape.decode_seqs ||
-      counted.decode_context_tokens != target.shape.decode_context_tokens) {
+  if (shape_of(batch) != target.shape) {
     throw std::logic_error("build_batch: the shape kept while building differs from the batch's");
   }
 #endif
