@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <vector>
 
 #include "core/node_spec.h"
@@ -54,6 +53,9 @@ struct Node {
     return request;
   }
 
+  // The iteration-done benchmarks' arrivals.
+  RequestSpec next_arrival() { return small_request(128); }
+
   // Fills every GPU with a running batch, then queues `queued` more requests behind them.
   void load(int queued) {
     for (int i = 0; i < 8 * 48; ++i) scheduler->submit(small_request(64), now);
@@ -74,48 +76,12 @@ struct Node {
   }
 };
 
-// Drives the iteration-done events below: every step, arrivals top the node's live requests back
-// up to what load() left (10k queued besides the running batches; each iteration ends a few
-// sequences, so one arrival per step let the queue drain within the first few thousand steps),
-// then, when the next GPU in turn is busy, its iteration completes and the next batch is built.
-// Deterministic: every fresh, loaded Node replays the same events.
-struct IterationDoneReplay {
-  Node& node;
-  int64_t backlog = node.scheduler->live_requests();
-  int gpu = 0;
-  // What the last timed event launched: prefilling sequences (admissions, mostly) and entries.
-  int new_prefills = 0;
-  size_t entries = 0;
-
-  // Runs one step; returns the timed event's wall time (ns), or a negative value when the GPU in
-  // turn was idle and nothing was timed.
-  double next() {
-    node.now += std::chrono::microseconds(1250);
-    while (node.scheduler->live_requests() < backlog) {
-      node.scheduler->submit(node.small_request(128), node.now);
-    }
-    node.scheduler->effects().clear();
-    const GpuId turn(gpu);
-    gpu = (gpu + 1) % 8;
-    if (!node.scheduler->state().gpus[turn.value()].small_busy) return -1.0;
-    const double ns = timed_iteration_done(*node.scheduler, turn, node.now);
-    new_prefills = 0;
-    entries = 0;
-    for (const IterationLaunch& launch : node.scheduler->effects().launches) {
-      new_prefills += launch.shape.prefill_seqs;
-      entries += launch.entries.size();
-    }
-    node.scheduler->effects().clear();
-    return ns;
-  }
-};
-
 // An iteration finishes on one GPU: its batch is completed and the next one built (decodes of
 // the resident sequences, prefill chunks, admissions from a 10k-deep queue).
 void BM_IterationDoneWith10kQueued(benchmark::State& state) {
   Node node("gangway");
   node.load(kQueued);
-  IterationDoneReplay replay{node};
+  IterationDoneReplay<Node> replay{node};
   // Untimed first: a process's first pass through these events touches fresh memory (page
   // faults inside the timed calls tripled the p99 of a first run against a later one in the same
   // process), and its first events fill the batches. A serving daemon is past both.
@@ -141,23 +107,15 @@ BENCHMARK(BM_IterationDoneWith10kQueued)->Iterations(20000)->Unit(benchmark::kMi
 // fills its batch from the queue; steady_p99_us leaves out the first 2,000 events.
 void BM_IterationDoneFloorWith10kQueued(benchmark::State& state) {
   for (auto _ : state) {
-    std::optional<EventFloor> floor =
-        measure_floor(9, [&](std::vector<double>& ns, std::vector<int>& new_prefills) {
+    run_floor(
+        state,
+        [&](auto run) {
           Node node("gangway");
           node.load(kQueued);
-          IterationDoneReplay replay{node};
-          for (int step = 0; step < 20000; ++step) {
-            const double t = replay.next();
-            if (t < 0) continue;
-            ns.push_back(t);
-            new_prefills.push_back(replay.new_prefills);
-          }
-        });
-    if (!floor) {
-      state.SkipWithError("replays differ in their events: the replay is not deterministic");
-      return;
-    }
-    report_floor(state, *floor, 2000);
+          IterationDoneReplay<Node> replay{node};
+          run(replay);
+        },
+        20000, 2000);
   }
 }
 BENCHMARK(BM_IterationDoneFloorWith10kQueued)

@@ -14,7 +14,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -65,6 +64,7 @@ struct Node {
   std::unique_ptr<Scheduler> scheduler;
   uint64_t next_id = 0;
   uint64_t next_tail = 0;
+  uint64_t arrivals = 0;  // the iteration-done benchmarks' arrivals so far
   Time now;
 
   explicit Node(const std::string& routing) {
@@ -120,6 +120,9 @@ struct Node {
     scheduler->effects().clear();
   }
 
+  // The iteration-done benchmarks' arrivals: prompts spread over everything cached.
+  RequestSpec next_arrival() { return request((arrivals++ * 104729) % next_tail, kTailBlocks); }
+
   int64_t cached_blocks() const {
     int64_t blocks = 0;
     for (const Replica& replica : scheduler->state().replicas) {
@@ -160,50 +163,13 @@ BENCHMARK(BM_ArrivalWithFullPrefixIndexes)
     ->Iterations(50000)
     ->Unit(benchmark::kMicrosecond);
 
-// Drives the iteration-done events of the benchmarks below: every step, arrivals top the node's
-// live requests back up to what load() left (10k queued besides the running batches; each
-// iteration ends a few sequences, so one arrival per step let the queue drain within the first
-// few thousand steps), then, when the next GPU in turn is busy, its iteration completes and the
-// next batch is built. The sequence of events is the same on every fresh, loaded Node, which is
-// what lets the floor benchmark line replays up event by event.
-struct IterationDoneReplay {
-  Node& node;
-  int64_t backlog = node.scheduler->live_requests();
-  int gpu = 0;
-  uint64_t step = 0;
-  // Sequences the last timed event started prefilling (the requests it admitted, mostly): the
-  // per-event work grows with them.
-  int new_prefills = 0;
-
-  // Runs one step; returns the timed event's wall time (ns), or a negative value when the GPU in
-  // turn was idle and nothing was timed.
-  double next() {
-    node.now += std::chrono::microseconds(1250);
-    while (node.scheduler->live_requests() < backlog) {
-      node.scheduler->submit(node.request((step++ * 104729) % node.next_tail, kTailBlocks),
-                             node.now);
-    }
-    node.scheduler->effects().clear();
-    const GpuId turn(gpu);
-    gpu = (gpu + 1) % kGpus;
-    if (!node.scheduler->state().gpus[turn.value()].small_busy) return -1.0;
-    const double ns = timed_iteration_done(*node.scheduler, turn, node.now);
-    new_prefills = 0;
-    for (const IterationLaunch& launch : node.scheduler->effects().launches) {
-      new_prefills += launch.shape.prefill_seqs;
-    }
-    node.scheduler->effects().clear();
-    return ns;
-  }
-};
-
 // An iteration finishes on one GPU: its batch completes (prefill chunks publish their blocks) and
 // the next one is built, admitting queued requests with prefix hits and evicting cached blocks
 // for their fresh ones.
 void BM_IterationDoneWithFullPrefixIndexes(benchmark::State& state) {
   Node node(routing_of(state.range(0)));
   node.load();
-  IterationDoneReplay replay{node};
+  IterationDoneReplay<Node> replay{node};
   // Untimed first: a process's first pass through these events touches fresh memory (page
   // faults inside the timed calls tripled the p99 of a first run against a later one in the same
   // process), and its first events fill the batches. A serving daemon is past both.
@@ -230,23 +196,15 @@ BENCHMARK(BM_IterationDoneWithFullPrefixIndexes)
 // (up to ~200 admissions); steady_p99_us leaves out the first 2,000 events.
 void BM_IterationDoneFloorWithFullPrefixIndexes(benchmark::State& state) {
   for (auto _ : state) {
-    std::optional<EventFloor> floor =
-        measure_floor(9, [&](std::vector<double>& ns, std::vector<int>& new_prefills) {
+    run_floor(
+        state,
+        [&](auto run) {
           Node node(routing_of(state.range(0)));
           node.load();
-          IterationDoneReplay replay{node};
-          for (int step = 0; step < 20000; ++step) {
-            const double t = replay.next();
-            if (t < 0) continue;
-            ns.push_back(t);
-            new_prefills.push_back(replay.new_prefills);
-          }
-        });
-    if (!floor) {
-      state.SkipWithError("replays differ in their events: the replay is not deterministic");
-      return;
-    }
-    report_floor(state, *floor, 2000);
+          IterationDoneReplay<Node> replay{node};
+          run(replay);
+        },
+        20000, 2000);
   }
 }
 BENCHMARK(BM_IterationDoneFloorWithFullPrefixIndexes)

@@ -99,4 +99,29 @@ inline void report_floor(benchmark::State& state, EventFloor& floor, size_t warm
   report_latency(state, floor.floor_ns);
 }
 
+// The body of a floor benchmark: `with_fresh_replay(run)` sets up a fresh, loaded node and its
+// replay (next(): the timed event's ns, negative when the step timed nothing; new_prefills: what
+// that event started prefilling) and calls run(replay), which takes `steps` steps. Nine replays;
+// the first `warmup_events` are left out of steady_p99_us.
+template <typename WithFreshReplay>
+void run_floor(benchmark::State& state, WithFreshReplay with_fresh_replay, int steps,
+               size_t warmup_events) {
+  std::optional<EventFloor> floor =
+      measure_floor(9, [&](std::vector<double>& ns, std::vector<int>& new_prefills) {
+        with_fresh_replay([&](auto& replay) {
+          for (int step = 0; step < steps; ++step) {
+            const double t = replay.next();
+            if (t < 0) continue;
+            ns.push_back(t);
+            new_prefills.push_back(replay.new_prefills);
+          }
+        });
+      });
+  if (!floor) {
+    state.SkipWithError("replays differ in their events: the replay is not deterministic");
+    return;
+  }
+  report_floor(state, *floor, warmup_events);
+}
+
 }  // namespace gangway

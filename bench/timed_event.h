@@ -1,11 +1,14 @@
-// One timed scheduler event for the decision-path benchmarks: steady_clock around the call (a
-// driver may read clocks; the scheduler may not). Kept out of line so that callgrind can count
-// exactly the timed events' instructions, which repeat run to run where wall time does not
+// One timed scheduler event for the decision-path benchmarks, and the replay that drives them:
+// steady_clock around the call (a driver may read clocks; the scheduler may not). Kept out of line
+// so that callgrind can count exactly the timed events' instructions, which repeat run to run where
+// wall time does not
 // (`valgrind --tool=callgrind --toggle-collect='*timed_iteration_done*' gangway_bench ...`, the
 // full command in bench/README.md).
 #pragma once
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 
 #include "sched/scheduler.h"
 
@@ -18,5 +21,45 @@ namespace gangway {
   const auto end = std::chrono::steady_clock::now();
   return std::chrono::duration<double, std::nano>(end - start).count();
 }
+
+// Drives the iteration-done benchmarks' events. Every step, arrivals (node.next_arrival()) top
+// the node's live requests back up to what its load left (10k queued besides the running
+// batches: an iteration ends a few sequences, so one arrival per step let the queue drain within
+// the first few thousand steps); then, when the next GPU in turn is busy, its iteration
+// completes and the next batch is built. Deterministic: every fresh, loaded node replays the
+// same events, which is what lets a floor benchmark line replays up event by event.
+template <typename Node>
+struct IterationDoneReplay {
+  Node& node;
+  int64_t backlog = node.scheduler->live_requests();
+  size_t gpu = 0;
+  // What the last timed event launched: the sequences it started prefilling (its admissions,
+  // mostly: the per-event work grows with them) and the batch's entries.
+  int new_prefills = 0;
+  size_t entries = 0;
+
+  // Runs one step; returns the timed event's wall time (ns), or a negative value when the GPU in
+  // turn was idle and nothing was timed.
+  double next() {
+    node.now += std::chrono::microseconds(1250);
+    while (node.scheduler->live_requests() < backlog) {
+      node.scheduler->submit(node.next_arrival(), node.now);
+    }
+    node.scheduler->effects().clear();
+    const size_t turn = gpu;
+    gpu = (gpu + 1) % node.scheduler->state().gpus.size();
+    if (!node.scheduler->state().gpus[turn].small_busy) return -1.0;
+    const double ns =
+        timed_iteration_done(*node.scheduler, GpuId(static_cast<uint16_t>(turn)), node.now);
+    new_prefills = 0;
+    entries = 0;
+    for (const IterationLaunch& launch : node.scheduler->effects().launches) {
+      new_prefills += launch.shape.prefill_seqs;
+      entries += launch.entries.size();
+    }
+    node.scheduler->effects().clear();
+    return ns;
+  }
+};
 
 }  // namespace gangway
