@@ -23,8 +23,6 @@ namespace gangway {
 namespace {
 
 constexpr int kQueued = 10000;
-// Steps an iteration-done benchmark runs before it starts timing.
-constexpr int kUntimedSteps = 20000;
 
 struct Node {
   NodeSpec spec = default_node_spec();
@@ -82,23 +80,7 @@ void BM_IterationDoneWith10kQueued(benchmark::State& state) {
   Node node("gangway");
   node.load(kQueued);
   IterationDoneReplay<Node> replay{node};
-  // Untimed first: a process's first pass through these events touches fresh memory (page
-  // faults inside the timed calls tripled the p99 of a first run against a later one in the same
-  // process), and its first events fill the batches. A serving daemon is past both.
-  for (int step = 0; step < kUntimedSteps; ++step) replay.next();
-  std::vector<double> samples;
-  samples.reserve(1 << 20);
-  double batch_entries = 0;
-  for (auto _ : state) {
-    const double ns = replay.next();
-    if (ns < 0) continue;
-    samples.push_back(ns);
-    batch_entries += static_cast<double>(replay.entries);
-  }
-  state.counters["mean_batch"] =
-      samples.empty() ? 0.0 : batch_entries / static_cast<double>(samples.size());
-  report_latency(state, samples);
-  state.counters["live_requests"] = static_cast<double>(node.scheduler->live_requests());
+  run_timed(state, replay);
 }
 BENCHMARK(BM_IterationDoneWith10kQueued)->Iterations(20000)->Unit(benchmark::kMicrosecond);
 

@@ -33,8 +33,6 @@ constexpr int kGroups = 64;
 constexpr int kGroupBlocks = 8;  // a 128-token system prompt
 constexpr int kTailBlocks = 1;   // each prompt's own 16 tokens
 constexpr int kQueued = 10000;
-// Steps an iteration-done benchmark runs before it starts timing.
-constexpr int kUntimedSteps = 20000;
 
 uint64_t mix(uint64_t x) {
   x ^= x >> 30;
@@ -170,19 +168,8 @@ void BM_IterationDoneWithFullPrefixIndexes(benchmark::State& state) {
   Node node(routing_of(state.range(0)));
   node.load();
   IterationDoneReplay<Node> replay{node};
-  // Untimed first: a process's first pass through these events touches fresh memory (page
-  // faults inside the timed calls tripled the p99 of a first run against a later one in the same
-  // process), and its first events fill the batches. A serving daemon is past both.
-  for (int step = 0; step < kUntimedSteps; ++step) replay.next();
-  std::vector<double> samples;
-  samples.reserve(1 << 20);
-  for (auto _ : state) {
-    const double ns = replay.next();
-    if (ns >= 0) samples.push_back(ns);
-  }
-  report_latency(state, samples);
+  run_timed(state, replay);
   state.counters["indexed_blocks_per_gpu"] = static_cast<double>(node.cached_blocks()) / kGpus;
-  state.counters["live_requests"] = static_cast<double>(node.scheduler->live_requests());
 }
 BENCHMARK(BM_IterationDoneWithFullPrefixIndexes)
     ->Arg(0)

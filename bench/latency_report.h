@@ -99,6 +99,37 @@ inline void report_floor(benchmark::State& state, EventFloor& floor, size_t warm
   report_latency(state, floor.floor_ns);
 }
 
+// Steps a plain iteration-done benchmark runs before it starts timing. A process's first pass
+// through these events touches fresh memory (page faults inside the timed calls tripled the p99
+// of a first run against a later one in the same process), and its first events fill the
+// batches; a serving daemon is past both.
+inline constexpr int kUntimedSteps = 20000;
+
+// The body of a plain iteration-done benchmark: kUntimedSteps steps of `replay` (an
+// IterationDoneReplay, timed_event.h), then one step per benchmark iteration. Counters: p50 /
+// p99 / max of the timed events, mean_batch (entries per launched batch) and live_requests at
+// the end (the backlog held).
+template <typename Replay>
+void run_timed(benchmark::State& state, Replay& replay) {
+  for (int step = 0; step < kUntimedSteps; ++step) replay.next();
+  std::vector<double> samples;
+  samples.reserve(1 << 20);
+  double batch_entries = 0;
+  for (auto _ : state) {
+    const double ns = replay.next();
+    if (ns < 0) continue;
+    samples.push_back(ns);
+    batch_entries += static_cast<double>(replay.entries);
+  }
+  if (samples.empty()) {
+    state.SkipWithError("no event was timed");
+    return;
+  }
+  state.counters["mean_batch"] = batch_entries / static_cast<double>(samples.size());
+  state.counters["live_requests"] = static_cast<double>(replay.node.scheduler->live_requests());
+  report_latency(state, samples);
+}
+
 // The body of a floor benchmark: `with_fresh_replay(run)` sets up a fresh, loaded node and its
 // replay (next(): the timed event's ns, negative when the step timed nothing; new_prefills: what
 // that event started prefilling) and calls run(replay), which takes `steps` steps. Nine replays;

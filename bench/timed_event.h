@@ -1,9 +1,9 @@
 // One timed scheduler event for the decision-path benchmarks, and the replay that drives them:
-// steady_clock around the call (a driver may read clocks; the scheduler may not). Kept out of line
-// so that callgrind can count exactly the timed events' instructions, which repeat run to run where
-// wall time does not
-// (`valgrind --tool=callgrind --toggle-collect='*timed_iteration_done*' gangway_bench ...`, the
-// full command in bench/README.md).
+// steady_clock around the call (a driver may read clocks; the scheduler may not). Kept out of
+// line so that callgrind can count exactly the timed events' instructions, which repeat run to
+// run where wall time does not: `valgrind --tool=callgrind
+// --toggle-collect='*timed_iteration_done*' gangway_bench ...` (the full command in
+// bench/README.md).
 #pragma once
 
 #include <chrono>
