@@ -7,16 +7,13 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/test_time.h"
 #include "metrics/allocation_count_for_tests.h"
 
 namespace gangway {
 namespace {
 
 using A = GpuActivity;
-
-Time at_ms(int64_t ms) {
-  return Time::from_ns(ms * 1'000'000);
-}
 
 std::array<GpuActivity, 8> all(GpuActivity activity) {
   std::array<GpuActivity, 8> state;

@@ -5,14 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "core/test_time.h"
 #include "metrics/allocation_count_for_tests.h"
 
 namespace gangway {
 namespace {
-
-Time at_ms(double ms) {
-  return Time::zero() + ms_to_duration(ms);
-}
 
 // A completed request: queued 10 ms, first token at 50 ms, 11 output tokens ending at 150 ms
 // (TPOT 10 ms), e2e 150 ms.

@@ -2,14 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "core/test_time.h"
+
 namespace gangway {
 namespace {
 
 using std::chrono::milliseconds;
-
-Time at_ms(int64_t ms) {
-  return Time::zero() + milliseconds(ms);
-}
 
 NodeSpec node_with_default_classes() {
   NodeSpec node;

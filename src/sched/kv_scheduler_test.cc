@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/test_time.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
 
@@ -18,10 +19,6 @@ namespace {
 using std::chrono::milliseconds;
 
 constexpr int32_t kBlock = 16;
-
-Time at_ms(double ms) {
-  return Time::zero() + Duration(static_cast<int64_t>(ms * 1e6));
-}
 
 // Content-chained block hashes for a prompt made of segments (content id, blocks).
 std::vector<BlockHash> hashes_of(const std::vector<std::pair<uint64_t, int>>& segments) {

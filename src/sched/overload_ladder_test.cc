@@ -2,16 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "core/test_time.h"
 #include "sched/admission/token_bucket.h"
 
 namespace gangway {
 namespace {
 
 using std::chrono::milliseconds;
-
-Time at_ms(int64_t ms) {
-  return Time::zero() + milliseconds(ms);
-}
 
 TEST(OverloadLadder, ClimbsOneRungPerDwellWhilePressureStaysHigh) {
   OverloadLadder ladder;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/test_time.h"
 #include "sched/policy_registry.h"
 
 namespace gangway {
@@ -39,10 +40,6 @@ std::unique_ptr<Scheduler> make_scheduler(const NodeSpec& node, const std::strin
   PolicySpec spec;
   spec.name = policy;
   return std::make_unique<Scheduler>(node, SchedulerOptions{}, make_policy(spec), nullptr);
-}
-
-Time at_ms(int64_t ms) {
-  return Time::zero() + milliseconds(ms);
 }
 
 TEST(Scheduler, SmallRequestRunsPrefillThenDecodesToMaxTokens) {
