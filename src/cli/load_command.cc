@@ -16,7 +16,7 @@
 namespace gangway {
 namespace {
 
-void apply_overrides(const LoadCommandOptions& options, Scenario& scenario) {
+void apply_load_overrides(const LoadCommandOptions& options, Scenario& scenario) {
   apply_workload_overrides(options, scenario);
   if (options.endpoint != "completions" && options.endpoint != "chat") {
     throw InputError::at("", std::nullopt, "--endpoint",
@@ -152,7 +152,7 @@ int run_load(const LoadCommandOptions& options, std::ostream& out, std::ostream&
   std::unique_ptr<RequestSource> source;
   try {
     scenario = load_scenario(options.scenario_path);
-    apply_overrides(options, scenario);
+    apply_load_overrides(options, scenario);
     load.target = parse_load_url(options.url);
     load.endpoint =
         options.endpoint == "chat" ? Endpoint::kChatCompletions : Endpoint::kCompletions;

@@ -24,7 +24,7 @@ Scenario default_scenario() {
   return scenario;
 }
 
-void apply_overrides(const ServeOptions& options, Scenario& scenario) {
+void apply_serve_overrides(const ServeOptions& options, Scenario& scenario) {
   ServerConfig& server = scenario.server;
   if (options.host) server.host = *options.host;
   if (options.port) {
@@ -114,7 +114,7 @@ int run_serve(const ServeOptions& options, std::ostream& err) {
   std::unique_ptr<HttpServer> server;
   try {
     scenario = options.scenario_path ? load_scenario(*options.scenario_path) : default_scenario();
-    apply_overrides(options, scenario);
+    apply_serve_overrides(options, scenario);
     log = std::make_unique<Logger>(parse_log_level(scenario.server.log_level));
     server = std::make_unique<HttpServer>(scenario, scenario.server, *log,
                                           HttpServer::Options{.handle_signals = true});

@@ -16,7 +16,7 @@ namespace gangway {
 namespace {
 
 // Applies the command line's overrides to the scenario; throws InputError for bad values.
-void apply_overrides(const SimulateOptions& options, Scenario& scenario) {
+void apply_simulate_overrides(const SimulateOptions& options, Scenario& scenario) {
   apply_workload_overrides(options, scenario);
   if (options.drain_s) {
     if (!(*options.drain_s >= 0)) {
@@ -108,7 +108,7 @@ int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream
   Scenario scenario;
   try {
     scenario = load_scenario(options.scenario_path);
-    apply_overrides(options, scenario);
+    apply_simulate_overrides(options, scenario);
     if (options.timeline_path && scenario.cluster) {
       throw InputError::at("", std::nullopt, "--timeline",
                            "not supported for a cluster scenario (cluster: in " +

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "core/test_time.h"
+#include "core/time_for_tests.h"
 #include "metrics/allocation_count_for_tests.h"
 
 namespace gangway {

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "core/test_time.h"
+#include "core/time_for_tests.h"
 #include "metrics/allocation_count_for_tests.h"
 
 namespace gangway {

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/test_time.h"
+#include "core/time_for_tests.h"
 
 namespace gangway {
 namespace {

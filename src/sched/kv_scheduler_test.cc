@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/test_time.h"
+#include "core/time_for_tests.h"
 #include "sched/policy_registry.h"
 #include "sched/scheduler.h"
 

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/test_time.h"
+#include "core/time_for_tests.h"
 #include "sched/admission/token_bucket.h"
 
 namespace gangway {

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "core/test_time.h"
+#include "core/time_for_tests.h"
 #include "sched/policy_registry.h"
 
 namespace gangway {
