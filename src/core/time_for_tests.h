@@ -1,5 +1,6 @@
-// Points in simulated time for tests, written as milliseconds after the start: one definition
-// shared by every test file (test executables compile several files as one unit).
+// Points in simulated time for tests, written as milliseconds after the start: one definition for
+// every test file (some test executables compile all their files as one unit, where copies of it
+// would collide).
 #pragma once
 
 #include "core/time.h"
