@@ -19,14 +19,16 @@
 
 namespace gangway {
 
+// The q-quantile of sorted, non-empty samples.
+inline double quantile_of_sorted(const std::vector<double>& sorted, double q) {
+  return sorted[std::min(sorted.size() - 1, static_cast<size_t>(q * sorted.size()))];
+}
+
 // Sorts the samples (ns) and sets p50_us, p99_us and max_us.
 inline void report_latency(benchmark::State& state, std::vector<double>& samples_ns) {
   std::sort(samples_ns.begin(), samples_ns.end());
-  auto at = [&](double q) {
-    return samples_ns[std::min(samples_ns.size() - 1, static_cast<size_t>(q * samples_ns.size()))];
-  };
-  state.counters["p50_us"] = at(0.50) / 1e3;
-  state.counters["p99_us"] = at(0.99) / 1e3;
+  state.counters["p50_us"] = quantile_of_sorted(samples_ns, 0.50) / 1e3;
+  state.counters["p99_us"] = quantile_of_sorted(samples_ns, 0.99) / 1e3;
   state.counters["max_us"] = samples_ns.back() / 1e3;
 }
 
@@ -93,9 +95,9 @@ inline void report_floor(benchmark::State& state, EventFloor& floor, size_t warm
   std::vector<double> steady(floor.floor_ns.begin() + static_cast<std::ptrdiff_t>(warmup_events),
                              floor.floor_ns.end());
   std::sort(steady.begin(), steady.end());
-  state.counters["steady_p99_us"] = steady[steady.size() * 99 / 100] / 1e3;
+  state.counters["steady_p99_us"] = quantile_of_sorted(steady, 0.99) / 1e3;
   std::sort(floor.first_ns.begin(), floor.first_ns.end());
-  state.counters["first_replay_p99_us"] = floor.first_ns[floor.first_ns.size() * 99 / 100] / 1e3;
+  state.counters["first_replay_p99_us"] = quantile_of_sorted(floor.first_ns, 0.99) / 1e3;
   report_latency(state, floor.floor_ns);
 }
 
