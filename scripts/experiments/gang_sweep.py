@@ -389,10 +389,13 @@ def seeds_section(results, loads, shares, settings):
              f"(the extra seeds took {settings['seeds_wall_s']:.0f} s). Mean goodput over the "
              "seeds; the best baseline is the one with the highest mean; margin on the means; "
              "ahead = seeds on which gangway-lease has at least that baseline's goodput; spread = "
-             "lowest and highest margin on one seed.", ""]
+             "lowest and highest margin on one seed; 95 % interval = of the mean per-seed "
+             "difference (paired: a seed gives both policies the same arrivals), relative to "
+             "the baseline's mean.", ""]
     table = []
     wins = 0
     points = 0
+    undecided = []
     for load in loads:
         for share in shares:
             if not 0 < share < 1:
@@ -409,13 +412,21 @@ def seeds_section(results, loads, shares, settings):
             ahead = sum(lease[s] >= by_policy[base][s] for s in seeds)
             margin = mean["gangway-lease"] / mean[base] - 1
             wins += 1 if margin >= 0 else 0
+            low, high = gx.paired_interval([lease[s] for s in seeds],
+                                           [by_policy[base][s] for s in seeds])
+            if low < 0 < high:
+                undecided.append(f"{load:.2f} / {share:.2f}")
             table.append([f"{load:.2f}", f"{share:.2f}", fmt(mean["gangway-lease"]),
                           f"{base} {fmt(mean[base])}", fmt(margin, 1, True),
                           f"{ahead} of {len(seeds)}",
-                          f"{fmt(min(margins), 1, True)} .. {fmt(max(margins), 1, True)}"])
+                          f"{fmt(min(margins), 1, True)} .. {fmt(max(margins), 1, True)}",
+                          f"{fmt(low, 2, True)} .. {fmt(high, 2, True)}"])
     lines += [gx.markdown_table(["load", "LM share", "gangway-lease", "best baseline", "margin",
-                                 "ahead", "spread"], table), "",
-              f"On the means `gangway-lease` leads or ties at {wins} of {points} mixed points.", ""]
+                                 "ahead", "spread", "95 % interval"], table), "",
+              f"On the means `gangway-lease` leads or ties at {wins} of {points} mixed points. "
+              f"The interval contains 0 at {len(undecided)} "
+              f"({', '.join(undecided) if undecided else 'none'}): there the seeds cannot tell "
+              "the two apart.", ""]
     return lines
 
 

@@ -69,3 +69,26 @@ def markdown_table(header, rows):
     for row in rows:
         lines.append("| " + " | ".join(str(cell) for cell in row) + " |")
     return "\n".join(lines)
+
+
+# Two-sided 95 % quantiles of Student's t for 1..30 degrees of freedom (beyond: the normal's).
+_T_975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+          2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+          2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
+
+
+def paired_interval(ours, theirs):
+    """95 % confidence interval of the mean per-seed difference ours - theirs, relative to the
+    mean of theirs: (low, high). The same seed gives both policies the same arrivals, so the
+    differences are paired; an interval that contains 0 means the seeds cannot tell the two
+    apart. None with fewer than two seeds."""
+    n = len(ours)
+    if n < 2 or n != len(theirs):
+        return None
+    differences = [a - b for a, b in zip(ours, theirs)]
+    mean = sum(differences) / n
+    variance = sum((d - mean) ** 2 for d in differences) / (n - 1)
+    quantile = _T_975[n - 2] if n - 1 <= len(_T_975) else 1.960
+    half = quantile * (variance / n) ** 0.5
+    reference = sum(theirs) / n
+    return ((mean - half) / reference, (mean + half) / reference)

@@ -123,7 +123,10 @@ def write_report(results, phases, out_dir, wall_s, base):
              f"warm-up, {base['drain_s']} s of drain), the large "
              "model's `max_batched_tokens` set to each budget; seeds "
              f"{', '.join(map(str, SEEDS))}; means over the seeds. Goodput in requests/s on "
-             f"time. Wall time {wall_s:.0f} s.", ""]
+             f"time. Wall time {wall_s:.0f} s. The 95 % interval is that of the mean per-seed "
+             "difference of goodput (paired: a seed gives both policies the same arrivals), "
+             "relative to time-slice's mean; where it contains 0 the seeds cannot tell the two "
+             "apart.", ""]
     table = []
     for load, share in POINTS:
         for budget in BUDGETS:
@@ -133,20 +136,22 @@ def write_report(results, phases, out_dir, wall_s, base):
                                 r["large_share"] == share and r["budget"] == budget and
                                 r["policy"] == policy]
             gw, ts = cell["gangway"], cell["time-slice"]
-            ahead = sum(g["goodput"] >= t["goodput"] for g, t in
-                        zip(sorted(gw, key=lambda r: r["seed"]),
-                            sorted(ts, key=lambda r: r["seed"])))
+            ours = [r["goodput"] for r in sorted(gw, key=lambda r: r["seed"])]
+            theirs = [r["goodput"] for r in sorted(ts, key=lambda r: r["seed"])]
+            ahead = sum(g >= t for g, t in zip(ours, theirs))
             margin = mean(gw, "goodput") / mean(ts, "goodput") - 1
+            low, high = gx.paired_interval(ours, theirs)
             table.append([f"{load:.2f}", f"{share:.2f}", budget,
                           f"{mean(gw, 'goodput'):.1f}", f"{mean(ts, 'goodput'):.1f}",
-                          f"{100 * margin:+.2f}%", f"{ahead} of {len(gw)}",
+                          f"{100 * margin:+.2f}%", f"{100 * low:+.2f}% .. {100 * high:+.2f}%",
+                          f"{ahead} of {len(gw)}",
                           f"{mean(gw, 'lm_interactive_goodput'):.2f}",
                           f"{mean(ts, 'lm_interactive_goodput'):.2f}",
                           f"{mean(gw, 'sm_goodput'):.1f}", f"{mean(gw, 'lm_goodput'):.2f}",
                           f"{100 * mean(gw, 'lm_busy_fraction'):.1f}%"])
     lines += [gx.markdown_table(
         ["load", "LM share", "LM budget", "gangway goodput", "time-slice goodput", "margin",
-         "gangway ahead", "gangway LM interactive", "time-slice LM interactive",
+         "95 % interval", "gangway ahead", "gangway LM interactive", "time-slice LM interactive",
          "gangway SM goodput", "gangway LM goodput", "gangway LM busy"], table), ""]
     lines += ["## Large-model phases at 1.0 / 0.5, seed 1", "",
               "From the GPU schedule (`gangway simulate --timeline`): phases of large-model "
