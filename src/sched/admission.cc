@@ -242,7 +242,7 @@ void Scheduler::note_slo_outcome(const RequestRecord& record, Time now) {
 }
 
 bool Scheduler::deferred(const Sequence& seq) const {
-  if (!admission_.defers(seq.spec.slo_class)) return false;
+  if (progress_pass_ || !admission_.defers(seq.spec.slo_class)) return false;
   const std::vector<int64_t>& queued = state_.queued_by_class[seq.spec.model.value()];
   for (size_t c = 0; c < queued.size(); ++c) {
     if (queued[c] > 0 && !admission_.defers(SloClassId(static_cast<uint8_t>(c)))) return true;

@@ -65,7 +65,7 @@ void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
     if (state_.gang.phase != GangPhase::kOff) release_gang(now);
   }
   decide(now);
-  after_event();
+  after_event(now);
 }
 
 void Scheduler::on_engine_restored(GpuId gpu_id, Time now) {
@@ -74,7 +74,7 @@ void Scheduler::on_engine_restored(GpuId gpu_id, Time now) {
   gpu.failed = false;
   gpu.slowdown = 1.0;
   decide(now);
-  after_event();
+  after_event(now);
 }
 
 }  // namespace gangway

@@ -242,4 +242,18 @@ void Scheduler::check_invariants() const {
   }
 }
 
+void Scheduler::check_progress(Time now) const {
+  if (!stalled(now)) return;
+  int64_t large_queued = 0;
+  int64_t large_resident = 0;
+  if (state_.large) {
+    large_queued = static_cast<int64_t>(state_.large->queue.size());
+    large_resident = static_cast<int64_t>(state_.large->running.size());
+  }
+  violated(std::to_string(state_.live_sequences) + " live requests (large model: " +
+           std::to_string(large_queued) + " queued, " + std::to_string(large_resident) +
+           " resident; gang phase " + std::to_string(static_cast<int>(state_.gang.phase)) +
+           ") but no iteration in flight and no wakeup asked for: nothing would run them");
+}
+
 }  // namespace gangway

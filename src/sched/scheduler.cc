@@ -177,7 +177,7 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
   if (!known_model || !known_class || spec.prompt_tokens < 1 || spec.max_tokens < 1 ||
       handle_by_id_.count(spec.id) > 0) {
     reject(spec, Reason::kBadRequest, now);
-    after_event();
+    after_event(now);
     return result;
   }
   const ModelSpec& model = node_.model(spec.model);
@@ -185,13 +185,13 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
   if (context_tokens > model.max_context_tokens ||
       blocks_for_tokens(context_tokens, node_.kv_block_tokens) > largest_pool_blocks(model)) {
     reject(spec, Reason::kBadRequest, now);
-    after_event();
+    after_event(now);
     return result;
   }
   if (const std::optional<AdmissionVerdict> limited = admission_.screen(spec, now)) {
     reject(spec, limited->reason, now);
     effects_.finished.back().retry_after = limited->retry_after;
-    after_event();
+    after_event(now);
     return result;
   }
   const SequenceHandle handle = allocate_sequence(spec);
@@ -219,7 +219,7 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
       discard_sequence(handle);
       reject(spec, verdict.reason, now);
       effects_.finished.back().retry_after = verdict.retry_after;
-      after_event();
+      after_event(now);
       return result;
     }
     if (verdict.slo_class != spec.slo_class) {
@@ -238,7 +238,7 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
   result.accepted = true;
   result.handle = handle;
   decide(now);
-  after_event();
+  after_event(now);
   return result;
 }
 
@@ -398,7 +398,7 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
     policy_->on_iteration_finished(state_, launch, now);
   }
   decide(now);
-  after_event();
+  after_event(now);
 }
 
 void Scheduler::complete_batch(std::vector<BatchEntry>& batch, std::span<const RequestId> ended,
@@ -446,12 +446,12 @@ void Scheduler::cancel(RequestId id, Time now) {
     }
   }
   decide(now);
-  after_event();
+  after_event(now);
 }
 
 void Scheduler::on_timer(Time now) {
   decide(now);
-  after_event();
+  after_event(now);
 }
 
 void Scheduler::stop(Time now, Reason reason) {
@@ -470,7 +470,7 @@ void Scheduler::stop(Time now, Reason reason) {
     state_.large->batch.clear();
   }
   state_.gang.phase = GangPhase::kOff;
-  after_event();
+  after_event(now);
 }
 
 Time Scheduler::next_wakeup(Time now) const {
@@ -519,12 +519,13 @@ void Scheduler::gpu_activities(std::span<GpuActivity> out) const {
   }
 }
 
-void Scheduler::after_event() {
+void Scheduler::after_event([[maybe_unused]] Time now) {
   ++events_;
   state_.kv_stats.host_peak_bytes =
       std::max(state_.kv_stats.host_peak_bytes, state_.host.used_bytes());
 #ifdef GANGWAY_CHECK_INVARIANTS
   check_invariants();
+  check_progress(now);
 #endif
 }
 
@@ -538,8 +539,29 @@ void Scheduler::decide(Time now) {
   }
   rebalance_kv(now);
   policy_->plan(state_, now);
+  decide_once(now);
+  // A pass can end with live work and nothing to run it: no iteration in flight and no wakeup
+  // asked for. Two ways were found (tests/regressions/): the ladder's `defer_batch` held a batch
+  // request at a queue's head while the requests it deferred to waited for it (queued behind it
+  // in arrival order, or behind it in fcfs's global order), and an exclusive phase that had
+  // stopped admitting for a small request ahead of the large queue ended after that request was
+  // shed. Nothing else would happen until the next arrival, which may never come, so the pass
+  // runs again at once with deferral lifted; where the first pass left something running this
+  // changes nothing.
+  if (stalled(now)) {
+    progress_pass_ = true;
+    decide_once(now);
+    progress_pass_ = false;
+  }
+}
+
+void Scheduler::decide_once(Time now) {
   advance_gang(now);
   for (GpuRuntime& gpu : state_.gpus) maybe_start_small(gpu, now);
+}
+
+bool Scheduler::stalled(Time now) const {
+  return state_.live_sequences > 0 && !state_.any_engine_busy() && next_wakeup(now) == Time::max();
 }
 
 void Scheduler::advance_gang(Time now) {

@@ -141,6 +141,11 @@ class Scheduler {
   // one place), gang exclusivity (no GPU runs small and large work at once; a large iteration
   // has every GPU). Called after every event when built with GANGWAY_CHECK_INVARIANTS.
   void check_invariants() const;
+  // Throws std::logic_error if live work can never move: requests are queued or resident, yet no
+  // iteration is in flight and next_wakeup(now) asks for no wakeup, so only a new arrival could
+  // start anything (a deadlock a driver cannot tell from an idle node). Called after every event
+  // with the invariants.
+  void check_progress(Time now) const;
 
  private:
   SequenceHandle allocate_sequence(const RequestSpec& spec);
@@ -168,12 +173,17 @@ class Scheduler {
   // Undoes allocate_sequence for a request that was not admitted.
   void discard_sequence(SequenceHandle handle);
   void make_room_for_priority(Replica& replica, Time now);
-  // Whether a sequence of a deferred class at a queue's head must wait (rung defer_batch).
+  // Whether a sequence of a deferred class at a queue's head must wait (rung defer_batch). Never
+  // in a decision pass repeated for progress (decide()).
   bool deferred(const Sequence& seq) const;
 
   bool any_gpu_failed() const;
 
   void decide(Time now);
+  // One pass over the gang and every GPU: what decide() runs, and repeats for progress.
+  void decide_once(Time now);
+  // Whether live work has nothing to run it: no iteration in flight and no wakeup asked for.
+  bool stalled(Time now) const;
   void advance_gang(Time now);
   void release_gang(Time now);
   bool launch_large(Time now, bool admit_new);
@@ -181,7 +191,7 @@ class Scheduler {
   bool launch_small(GpuRuntime& gpu, Replica& replica, Time now,
                     std::optional<Duration> max_duration = std::nullopt);
   void complete_batch(std::vector<BatchEntry>& batch, std::span<const RequestId> ended, Time now);
-  void after_event();
+  void after_event(Time now);
 
   // Continuous batching shared by both tiers; see batch_builder.cc.
   struct BatchTarget;
@@ -246,6 +256,8 @@ class Scheduler {
   std::vector<Time> kv_ready_times_;
   std::optional<Time> last_rebalance_;
   uint64_t events_ = 0;
+  // Set while decide() repeats a pass that left live work with nothing to run it (see there).
+  bool progress_pass_ = false;
 };
 
 }  // namespace gangway

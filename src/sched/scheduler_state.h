@@ -171,6 +171,14 @@ struct SchedulerState {
     for (const Replica& r : replicas) n += static_cast<int64_t>(r.running.size());
     return n;
   }
+  // Whether any iteration is in flight: the gang's, or a small model's on some GPU.
+  bool any_engine_busy() const {
+    if (large && large->busy) return true;
+    for (const GpuRuntime& gpu : gpus) {
+      if (gpu.small_busy) return true;
+    }
+    return false;
+  }
   bool any_small_queued() const {
     for (const SmallModelRuntime& m : small_models) {
       if (!m.queue.empty()) return true;

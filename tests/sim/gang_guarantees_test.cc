@@ -23,6 +23,7 @@
 
 #include "config/scenario.h"
 #include "config/scenario_source.h"
+#include "scenario_runs.h"
 #include "sched/policy_registry.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
@@ -44,30 +45,12 @@ Scenario base_scenario() {
   return scenario;
 }
 
-// Sets the total rate of each tier, keeping the scenario's split between classes.
-void set_rates(Scenario& scenario, double small_rate, double large_rate) {
-  double small_total = 0;
-  double large_total = 0;
-  for (const StreamSpec& stream : scenario.streams) {
-    (scenario.node.model(stream.model).is_large() ? large_total : small_total) +=
-        stream.arrival.rate_per_s;
-  }
-  for (StreamSpec& stream : scenario.streams) {
-    const bool large = scenario.node.model(stream.model).is_large();
-    stream.arrival.rate_per_s *= large ? large_rate / large_total : small_rate / small_total;
-  }
-}
-
-// The scenario's node, scheduler and windows, with arrivals from `source`.
+// The scenario with `policy` in place of its own, with arrivals from `source`.
 SimulationResult simulate(const Scenario& scenario, const PolicySpec& policy,
                           RequestSource& source) {
-  SimulationOptions options;
-  options.duration = scenario.duration;
-  options.drain_limit = scenario.drain_limit;
-  options.warmup = scenario.warmup;
-  Simulator simulator(scenario.node, scenario.scheduler, make_policy(policy), nullptr, source,
-                      options);
-  return simulator.run();
+  Scenario with = scenario;
+  with.policy = policy;
+  return simulate_scenario(with, source);
 }
 
 SimulationResult simulate(const Scenario& scenario, const PolicySpec& policy) {
@@ -108,7 +91,7 @@ Scenario peak_at_85_percent_half_large(Duration warmup, Duration duration) {
   scenario.warmup = warmup;
   scenario.duration = duration;
   scenario.drain_limit = std::chrono::seconds(120);
-  set_rates(scenario, 0.85 * 0.5 * 1527, 0.85 * 0.5 * 103);
+  set_tier_rates(scenario, 0.85 * 0.5 * 1527, 0.85 * 0.5 * 103);
   return scenario;
 }
 
@@ -117,7 +100,7 @@ TEST(GangGuarantees, LeaseModeBoundsLargeWaitUnderSaturatingSmallLoad) {
   // SM at 120 % of capacity: its queue grows without bound (kept short so that the invariant
   // checks after every event, which are linear in the queue, stay affordable).
   scenario.duration = std::chrono::seconds(8);
-  set_rates(scenario, /*small=*/1.2 * 1527, /*large=*/3);
+  set_tier_rates(scenario, /*small=*/1.2 * 1527, /*large=*/3);
   PolicySpec policy;
   policy.name = "gangway-lease";
   const Duration t_sm = longest_iteration(scenario, small_model(scenario));
@@ -136,7 +119,7 @@ TEST(GangGuarantees, LeaseModeBoundsLargeWaitUnderSaturatingSmallLoad) {
 
 TEST(GangGuarantees, LeaseModeBoundsSmallWaitUnderSaturatingLargeLoad) {
   Scenario scenario = base_scenario();
-  set_rates(scenario, /*small=*/20, /*large=*/1.4 * 103);  // LM at 140 % of capacity
+  set_tier_rates(scenario, /*small=*/20, /*large=*/1.4 * 103);  // LM at 140 % of capacity
   PolicySpec policy;
   policy.name = "gangway-lease";
   const Duration t_sm = longest_iteration(scenario, small_model(scenario));
@@ -156,7 +139,7 @@ TEST(GangGuarantees, LeaseModeBoundsSmallWaitUnderSaturatingLargeLoad) {
 TEST(GangGuarantees, ExclusiveModeBoundsLargeWaitUnderSaturatingSmallLoad) {
   Scenario scenario = base_scenario();
   scenario.duration = std::chrono::seconds(14);
-  set_rates(scenario, /*small=*/1.1 * 1527, /*large=*/2);
+  set_tier_rates(scenario, /*small=*/1.1 * 1527, /*large=*/2);
   PolicySpec policy;
   policy.name = "gangway-exclusive";
   const Duration t_sm = longest_iteration(scenario, small_model(scenario));
@@ -175,7 +158,7 @@ TEST(GangGuarantees, ExclusiveModeBoundsSmallWaitUnderSaturatingLargeLoad) {
   // Request level: a gang phase admits large requests for at most exclusive_phase_max, then
   // drains them; the longest large request lasts max_tokens iterations.
   Scenario scenario = base_scenario();
-  set_rates(scenario, /*small=*/20, /*large=*/1.4 * 103);
+  set_tier_rates(scenario, /*small=*/20, /*large=*/1.4 * 103);
   PolicySpec policy;
   policy.name = "gangway-exclusive";
   int32_t max_tokens = 0;
@@ -239,7 +222,7 @@ TEST(GangGuarantees, SmFirstStarvesTheLargeModelWhereGangwayDoesNot) {
   // The failure the guarantees rule out, shown by the baseline built to have it.
   Scenario scenario = base_scenario();
   scenario.duration = std::chrono::seconds(8);
-  set_rates(scenario, 1.2 * 1527, 3);
+  set_tier_rates(scenario, 1.2 * 1527, 3);
   scenario.seed = 1;
   PolicySpec sm_first;
   sm_first.name = "sm-first";
@@ -314,7 +297,7 @@ TEST(GangGuarantees, LeaseModeKeepsResidentSmallSequencesOnPaceWhenSmallArrivals
       peak_at_85_percent_half_large(std::chrono::seconds(1), std::chrono::seconds(10));
   // Half the node's small capacity, and the large model at 60 % of its own: together past
   // capacity, so the large queue is long when the small arrivals stop at 6 s.
-  set_rates(scenario, 0.5 * 1527, 0.6 * 103);
+  set_tier_rates(scenario, 0.5 * 1527, 0.6 * 103);
   Scenario small_only = scenario;
   Scenario large_only = scenario;
   std::erase_if(small_only.streams,
@@ -360,7 +343,7 @@ TEST(GangGuarantees, NoDeadlockOnRandomMixes) {
     scenario.drain_limit = std::chrono::seconds(600);
     const double load = 0.3 + 0.6 * rng.uniform01();
     const double large_share = rng.uniform01();
-    set_rates(scenario, load * (1 - large_share) * 1527 + 1, load * large_share * 103 + 0.5);
+    set_tier_rates(scenario, load * (1 - large_share) * 1527 + 1, load * large_share * 103 + 0.5);
     PolicySpec policy;
     policy.name = names[static_cast<size_t>(trial) % names.size()];
     const SimulationResult result = simulate(scenario, policy);

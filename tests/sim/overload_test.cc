@@ -14,6 +14,7 @@
 
 #include "config/scenario.h"
 #include "config/scenario_source.h"
+#include "scenario_runs.h"
 #include "sched/policy_registry.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
@@ -31,15 +32,7 @@ Scenario peak(double rate_scale, double duration_s) {
 }
 
 SimulationResult simulate(const Scenario& scenario) {
-  std::unique_ptr<RequestSource> source = make_request_source(scenario);
-  SimulationOptions options;
-  options.duration = scenario.duration;
-  options.drain_limit = scenario.drain_limit;
-  options.warmup = scenario.warmup;
-  options.faults = scenario.faults;
-  Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,
-                      *source, options);
-  return simulator.run();
+  return simulate_scenario(scenario);
 }
 
 SloClassId class_named(const Scenario& scenario, const std::string& name) {
@@ -47,14 +40,6 @@ SloClassId class_named(const Scenario& scenario, const std::string& name) {
     if (slo.name == name) return slo.id;
   }
   throw std::logic_error("no class " + name);
-}
-
-void expect_every_request_ended_once(const SimulationResult& result) {
-  EXPECT_EQ(result.metrics.in_flight(), 0);
-  EXPECT_EQ(result.metrics.arrivals(), result.metrics.finished());
-  const RequestStats& total = result.metrics.total();
-  EXPECT_EQ(total.arrived(),
-            total.completed() + total.rejected() + total.failed() + total.cancelled());
 }
 
 TEST(Overload, AdmissionHoldsInteractiveGoodputAtThreeTimesTheLoad) {
@@ -161,20 +146,8 @@ TEST(Faults, RandomFaultMixesNeverDeadlockAndEveryRequestEndsOnce) {
     scenario.seed = seed;
     scenario.warmup = Duration(0);
     Rng rng(seed * 7919);
-    for (int i = 0; i < 4; ++i) {
-      FaultSpec fault;
-      const uint64_t kind = rng.next_u64() % 3;
-      fault.kind = kind == 0   ? FaultKind::kGpuLoss
-                   : kind == 1 ? FaultKind::kOverrun
-                               : FaultKind::kStall;
-      fault.gpu = GpuId(static_cast<uint16_t>(rng.next_u64() % 8));
-      fault.at = Time::zero() + seconds_to_duration(rng.uniform01() * 6);
-      fault.duration = seconds_to_duration(0.1 + rng.uniform01() * 2);
-      if (fault.kind == FaultKind::kOverrun) fault.factor = 1.5 + rng.uniform01() * 4;
-      // Some losses are permanent.
-      if (fault.kind == FaultKind::kGpuLoss && rng.uniform01() < 0.3) fault.duration.reset();
-      scenario.faults.push_back(fault);
-    }
+    for (int i = 0; i < 4; ++i)
+      scenario.faults.push_back(random_fault(rng, std::chrono::seconds(6)));
     const SimulationResult result = simulate(scenario);
     expect_every_request_ended_once(result);
   }

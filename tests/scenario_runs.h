@@ -1,0 +1,77 @@
+// What the simulation tests share: running a scenario as `gangway simulate` would (its node,
+// scheduler options, policy, windows and faults), setting each tier's offered rate, drawing
+// random faults, and the check that every request ended exactly once.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+
+#include "config/scenario.h"
+#include "config/scenario_source.h"
+#include "sched/policy_registry.h"
+#include "sim/fault_spec.h"
+#include "sim/rng.h"
+#include "sim/simulator.h"
+#include "sim/workload/request_source.h"
+
+namespace gangway {
+
+inline SimulationResult simulate_scenario(const Scenario& scenario, RequestSource& source) {
+  SimulationOptions options;
+  options.duration = scenario.duration;
+  options.drain_limit = scenario.drain_limit;
+  options.warmup = scenario.warmup;
+  options.faults = scenario.faults;
+  Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,
+                      source, options);
+  return simulator.run();
+}
+
+inline SimulationResult simulate_scenario(const Scenario& scenario) {
+  std::unique_ptr<RequestSource> source = make_request_source(scenario);
+  return simulate_scenario(scenario, *source);
+}
+
+// Scales the streams so that the small models together offer `small_per_s` requests a second and
+// the large model `large_per_s`, keeping the scenario's split between classes.
+inline void set_tier_rates(Scenario& scenario, double small_per_s, double large_per_s) {
+  double small_total = 0;
+  double large_total = 0;
+  for (const StreamSpec& stream : scenario.streams) {
+    (scenario.node.model(stream.model).is_large() ? large_total : small_total) +=
+        stream.arrival.rate_per_s;
+  }
+  for (StreamSpec& stream : scenario.streams) {
+    const bool large = scenario.node.model(stream.model).is_large();
+    stream.arrival.rate_per_s *= large ? large_per_s / large_total : small_per_s / small_total;
+  }
+}
+
+// A fault of a random kind on a random GPU, starting within `window`: a lost GPU (back after
+// 0.1-2.1 s, or never for three in ten), iterations 1.5-5.5 times as long, or a stalled engine.
+inline FaultSpec random_fault(Rng& rng, Duration window) {
+  FaultSpec fault;
+  const uint64_t kind = rng.next_u64() % 3;
+  fault.kind = kind == 0   ? FaultKind::kGpuLoss
+               : kind == 1 ? FaultKind::kOverrun
+                           : FaultKind::kStall;
+  fault.gpu = GpuId(static_cast<uint16_t>(rng.next_u64() % 8));
+  fault.at = Time::zero() + seconds_to_duration(rng.uniform01() * to_seconds(window));
+  fault.duration = seconds_to_duration(0.1 + rng.uniform01() * 2);
+  if (fault.kind == FaultKind::kOverrun) fault.factor = 1.5 + rng.uniform01() * 4;
+  if (fault.kind == FaultKind::kGpuLoss && rng.uniform01() < 0.3) fault.duration.reset();
+  return fault;
+}
+
+// Nothing left in flight, and every request that arrived ended with exactly one outcome.
+inline void expect_every_request_ended_once(const SimulationResult& result) {
+  EXPECT_EQ(result.metrics.in_flight(), 0);
+  EXPECT_EQ(result.metrics.arrivals(), result.metrics.finished());
+  const RequestStats& total = result.metrics.total();
+  EXPECT_EQ(total.arrived(),
+            total.completed() + total.rejected() + total.failed() + total.cancelled());
+}
+
+}  // namespace gangway
