@@ -1,5 +1,6 @@
 // Random scenarios crossing the settings that change the scheduler's decision paths: every gang
-// policy in both modes, loads from a fifth to nearly twice capacity at any LM share, the gang
+// policy in both modes on two nodes (peak-mixed's, and one with a second small model sharing two
+// GPUs), loads from a fifth to nearly twice capacity at any LM share, batching limits, the gang
 // knobs, admission on and off in both queue orders, static and dynamic KV splits with every
 // preemption policy, prefix caching on host memory or not, predicted or oracle output lengths,
 // and injected faults. The other tests vary one of these at a time around the defaults; the
@@ -11,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <optional>
@@ -28,7 +30,7 @@
 namespace gangway {
 namespace {
 
-constexpr int kTrials = 36;
+constexpr int kTrials = 48;
 constexpr double kSmallCapacityPerS = 1527;  // docs/capacity.md
 constexpr double kLargeCapacityPerS = 103;
 
@@ -50,11 +52,50 @@ struct Trial {
   std::string description;
 };
 
-Trial random_trial(const Scenario& base, int trial) {
+// A second node: beside the 8B model on every GPU, a small model of its own on GPUs 0 and 1 (two
+// replicas sharing those GPUs round robin, a linear cost model), and the gang.
+constexpr const char* kTwoSmallModels = R"(
+node: {gpus: 8, hardware: h100-sxm-80gb, kv_block_tokens: 16}
+models:
+  - {name: llama-3-8b, tier: small, shape: llama-3-8b, gpus: all}
+  - name: tiny
+    tier: small
+    shape: {layers: 16, hidden: 2048, q_heads: 32, kv_heads: 8, head_dim: 64, ffn: 8192,
+            parameters_b: 1.24, dtype_bytes: 2}
+    gpus: [0, 1]
+    cost: {model: linear, base_ms: 4, per_prefill_token_us: 20, per_decode_seq_us: 50,
+           per_kv_token_ns: 1}
+  - {name: llama-3-70b, tier: large, shape: llama-3-70b, gpus: all, tensor_parallel: 8}
+slo_classes:
+  - {name: interactive, ttft_ms: 200, tpot_ms: 50, weight: 4}
+  - {name: standard, ttft_ms: 2000, weight: 2, downgrade_to: batch}
+  - {name: batch, weight: 1}
+workload:
+  streams:
+    - {name: a, model: llama-3-8b, class: interactive, arrival: {process: poisson, rate_per_s: 300},
+       prompt_tokens: {dist: lognormal, mean: 128, p99: 640, max: 2048},
+       output_tokens: {dist: geometric, mean: 32, max: 256}, max_tokens: 256}
+    - {name: b, model: tiny, class: interactive, arrival: {process: gamma, rate_per_s: 200, cv: 3},
+       prompt_tokens: {dist: lognormal, mean: 256, p99: 1500, max: 4096},
+       output_tokens: {dist: geometric, mean: 16, max: 128}, max_tokens: 128}
+    - {name: c, model: tiny, class: batch, arrival: {process: poisson, rate_per_s: 100},
+       prompt_tokens: {dist: lognormal, mean: 64, p99: 320, max: 1024},
+       output_tokens: {dist: geometric, mean: 64, max: 512}, max_tokens: 512}
+    - {name: d, model: llama-3-70b, class: standard, arrival: {process: poisson, rate_per_s: 20},
+       prompt_tokens: {dist: lognormal, mean: 512, p99: 3000, max: 8192},
+       output_tokens: {dist: geometric, mean: 28, max: 256}, max_tokens: 256}
+    - {name: e, model: llama-3-70b, class: batch, arrival: {process: poisson, rate_per_s: 10},
+       prompt_tokens: {dist: lognormal, mean: 112, p99: 576, max: 2048},
+       output_tokens: {dist: geometric, mean: 28, max: 256}, max_tokens: 256}
+)";
+
+Trial random_trial(const std::vector<Scenario>& bases, int trial) {
   Rng rng(20261201 + static_cast<uint64_t>(trial) * 7919);
-  Trial out{base, {}};
+  const size_t base = static_cast<size_t>(rng.uniform_int(bases.size()));
+  Trial out{bases[base], {}};
   Scenario& scenario = out.scenario;
   std::ostringstream said;
+  said << "node " << base << " ";
   scenario.seed = 500 + static_cast<uint64_t>(trial);
   scenario.warmup = Duration(0);
   scenario.duration = milliseconds_between(rng, 2000, 5000);
@@ -102,6 +143,14 @@ Trial random_trial(const Scenario& base, int trial) {
   said << " admission " << options.admission.enabled << " dynamic KV "
        << (options.kv_split == KvSplit::kDynamic) << " preemption " << preemption;
 
+  // Batching limits: few or many sequences, small or large token budgets.
+  constexpr int32_t kBudgets[] = {128, 256, 512, 1024};
+  for (ModelSpec& model : scenario.node.models) {
+    model.max_num_seqs = 4 + static_cast<int32_t>(rng.uniform_int(253));
+    model.max_batched_tokens = kBudgets[rng.uniform_int(4)];
+    model.prefill_chunk_tokens = std::min(model.prefill_chunk_tokens, model.max_batched_tokens);
+  }
+
   const auto faults = static_cast<int>(rng.next_u64() % 4);
   for (int i = 0; i < faults; ++i) scenario.faults.push_back(random_fault(rng, scenario.duration));
   said << " faults " << faults;
@@ -110,12 +159,13 @@ Trial random_trial(const Scenario& base, int trial) {
 }
 
 TEST(RandomScenarios, EveryRequestEndsOnceUnderAnyCombinationOfSettings) {
-  const Scenario base =
-      load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  const std::vector<Scenario> bases = {
+      load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml"),
+      parse_scenario(kTwoSmallModels, "two-small-models.yaml")};
   const char* more = std::getenv("GANGWAY_RANDOM_TRIALS");
   const int trials = more ? std::atoi(more) : kTrials;
   for (int trial = 0; trial < trials; ++trial) {
-    const Trial drawn = random_trial(base, trial);
+    const Trial drawn = random_trial(bases, trial);
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + drawn.description);
     std::optional<SimulationResult> run;
     try {
