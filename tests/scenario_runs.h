@@ -18,6 +18,43 @@
 
 namespace gangway {
 
+// A node beside peak-mixed.yaml's: with the 8B model on every GPU, a small model of its own on GPUs
+// 0 and 1 (two replicas sharing those GPUs round robin, a linear cost model), and the gang.
+inline constexpr const char* kTwoSmallModelsScenario = R"(
+node: {gpus: 8, hardware: h100-sxm-80gb, kv_block_tokens: 16}
+models:
+  - {name: llama-3-8b, tier: small, shape: llama-3-8b, gpus: all}
+  - name: tiny
+    tier: small
+    shape: {layers: 16, hidden: 2048, q_heads: 32, kv_heads: 8, head_dim: 64, ffn: 8192,
+            parameters_b: 1.24, dtype_bytes: 2}
+    gpus: [0, 1]
+    cost: {model: linear, base_ms: 4, per_prefill_token_us: 20, per_decode_seq_us: 50,
+           per_kv_token_ns: 1}
+  - {name: llama-3-70b, tier: large, shape: llama-3-70b, gpus: all, tensor_parallel: 8}
+slo_classes:
+  - {name: interactive, ttft_ms: 200, tpot_ms: 50, weight: 4}
+  - {name: standard, ttft_ms: 2000, weight: 2, downgrade_to: batch}
+  - {name: batch, weight: 1}
+workload:
+  streams:
+    - {name: a, model: llama-3-8b, class: interactive, arrival: {process: poisson, rate_per_s: 300},
+       prompt_tokens: {dist: lognormal, mean: 128, p99: 640, max: 2048},
+       output_tokens: {dist: geometric, mean: 32, max: 256}, max_tokens: 256}
+    - {name: b, model: tiny, class: interactive, arrival: {process: gamma, rate_per_s: 200, cv: 3},
+       prompt_tokens: {dist: lognormal, mean: 256, p99: 1500, max: 4096},
+       output_tokens: {dist: geometric, mean: 16, max: 128}, max_tokens: 128}
+    - {name: c, model: tiny, class: batch, arrival: {process: poisson, rate_per_s: 100},
+       prompt_tokens: {dist: lognormal, mean: 64, p99: 320, max: 1024},
+       output_tokens: {dist: geometric, mean: 64, max: 512}, max_tokens: 512}
+    - {name: d, model: llama-3-70b, class: standard, arrival: {process: poisson, rate_per_s: 20},
+       prompt_tokens: {dist: lognormal, mean: 512, p99: 3000, max: 8192},
+       output_tokens: {dist: geometric, mean: 28, max: 256}, max_tokens: 256}
+    - {name: e, model: llama-3-70b, class: batch, arrival: {process: poisson, rate_per_s: 10},
+       prompt_tokens: {dist: lognormal, mean: 112, p99: 576, max: 2048},
+       output_tokens: {dist: geometric, mean: 28, max: 256}, max_tokens: 256}
+)";
+
 inline SimulationResult simulate_scenario(const Scenario& scenario, RequestSource& source) {
   SimulationOptions options;
   options.duration = scenario.duration;

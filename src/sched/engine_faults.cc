@@ -1,8 +1,9 @@
 // GPU failure and recovery (issue: failure modes). A lost GPU takes with it the iteration in
 // flight there and the KV it held: resident sequences fail (their state is gone), queued ones
-// move to replicas on healthy GPUs, and the large model, which needs all GPUs, cannot run at
-// all: its queued requests are rejected at once with a retry-elsewhere reason, as are new ones
-// (admission_query says no_capacity). Every request still ends exactly once.
+// move to replicas on healthy GPUs (or are rejected when their model has none left), and the
+// large model, which needs all GPUs, cannot run at all: its queued requests are rejected at once
+// with a retry-elsewhere reason, as are new ones (admission_query says no_capacity). Every
+// request still ends exactly once.
 #include <algorithm>
 
 #include "sched/scheduler.h"
@@ -45,6 +46,19 @@ void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
         enqueue_small(h, now);
       }
     }
+  }
+  // A model's shared (late-binding) queue waits for any of its replicas: with none healthy left,
+  // what waits there is told to go elsewhere too, or it would wait for a GPU that may never come
+  // back (found by tests/sim/random_scenarios_test.cc: the default router binds late).
+  for (SmallModelRuntime& model : state_.small_models) {
+    if (model.queue.empty()) continue;
+    const bool healthy = std::any_of(model.replicas.begin(), model.replicas.end(), [&](uint32_t r) {
+      return !state_.gpus[state_.replicas[r].gpu.value()].failed;
+    });
+    if (healthy) continue;
+    std::vector<SequenceHandle> stranded;
+    for (const auto& entry : model.queue) stranded.push_back(std::get<2>(entry));
+    for (SequenceHandle h : stranded) finish(h, Outcome::kRejected, Reason::kNoCapacity, now);
   }
   // The large model needs every GPU: its iteration in flight and its resident state are lost,
   // and what waits for it is told to go elsewhere now.

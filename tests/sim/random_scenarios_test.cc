@@ -1,14 +1,14 @@
 // Random scenarios crossing the settings that change the scheduler's decision paths: every gang
 // policy in both modes on two nodes (peak-mixed's, and one with a second small model sharing two
-// GPUs), loads from a fifth to nearly twice capacity at any LM share, batching limits, the gang
-// knobs, admission on and off in both queue orders, static and dynamic KV splits with every
-// preemption policy, prefix caching on host memory or not, predicted or oracle output lengths,
-// and injected faults. The other tests vary one of these at a time around the defaults; the
-// guarantees that hold for every combination (nothing deadlocks, every request that arrived
-// ends with exactly one outcome, the invariants hold after every event, which test builds check)
-// are checked here on the combinations. A failing trial prints its settings. CI runs kTrials of
-// them; GANGWAY_RANDOM_TRIALS=2000 in the environment searches wider (about 90 s per 1,000 in
-// the invariant build). It found two stalls on its first run (tests/regressions/).
+// GPUs), every routing rule, loads from a fifth to nearly twice capacity at any LM share,
+// batching limits, the gang knobs, admission on and off in both queue orders, static and dynamic
+// KV splits with every preemption policy, prefix caching on host memory or not, predicted or
+// oracle output lengths, and injected faults. The other tests vary one of these at a time around
+// the defaults; the guarantees that hold for every combination (nothing deadlocks, every request
+// that arrived ends with exactly one outcome, the invariants hold after every event, which test
+// builds check) are checked here on the combinations. A failing trial prints its settings. CI
+// runs kTrials of them; GANGWAY_RANDOM_TRIALS=N in the environment searches wider (about 190 s
+// per 1,000 in the invariant build). It found three stalls (tests/regressions/).
 
 #include <gtest/gtest.h>
 
@@ -24,6 +24,7 @@
 #include "config/scenario_source.h"
 #include "scenario_runs.h"
 #include "sched/policy_registry.h"
+#include "sched/router_registry.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
 
@@ -51,43 +52,6 @@ struct Trial {
   Scenario scenario;
   std::string description;
 };
-
-// A second node: beside the 8B model on every GPU, a small model of its own on GPUs 0 and 1 (two
-// replicas sharing those GPUs round robin, a linear cost model), and the gang.
-constexpr const char* kTwoSmallModels = R"(
-node: {gpus: 8, hardware: h100-sxm-80gb, kv_block_tokens: 16}
-models:
-  - {name: llama-3-8b, tier: small, shape: llama-3-8b, gpus: all}
-  - name: tiny
-    tier: small
-    shape: {layers: 16, hidden: 2048, q_heads: 32, kv_heads: 8, head_dim: 64, ffn: 8192,
-            parameters_b: 1.24, dtype_bytes: 2}
-    gpus: [0, 1]
-    cost: {model: linear, base_ms: 4, per_prefill_token_us: 20, per_decode_seq_us: 50,
-           per_kv_token_ns: 1}
-  - {name: llama-3-70b, tier: large, shape: llama-3-70b, gpus: all, tensor_parallel: 8}
-slo_classes:
-  - {name: interactive, ttft_ms: 200, tpot_ms: 50, weight: 4}
-  - {name: standard, ttft_ms: 2000, weight: 2, downgrade_to: batch}
-  - {name: batch, weight: 1}
-workload:
-  streams:
-    - {name: a, model: llama-3-8b, class: interactive, arrival: {process: poisson, rate_per_s: 300},
-       prompt_tokens: {dist: lognormal, mean: 128, p99: 640, max: 2048},
-       output_tokens: {dist: geometric, mean: 32, max: 256}, max_tokens: 256}
-    - {name: b, model: tiny, class: interactive, arrival: {process: gamma, rate_per_s: 200, cv: 3},
-       prompt_tokens: {dist: lognormal, mean: 256, p99: 1500, max: 4096},
-       output_tokens: {dist: geometric, mean: 16, max: 128}, max_tokens: 128}
-    - {name: c, model: tiny, class: batch, arrival: {process: poisson, rate_per_s: 100},
-       prompt_tokens: {dist: lognormal, mean: 64, p99: 320, max: 1024},
-       output_tokens: {dist: geometric, mean: 64, max: 512}, max_tokens: 512}
-    - {name: d, model: llama-3-70b, class: standard, arrival: {process: poisson, rate_per_s: 20},
-       prompt_tokens: {dist: lognormal, mean: 512, p99: 3000, max: 8192},
-       output_tokens: {dist: geometric, mean: 28, max: 256}, max_tokens: 256}
-    - {name: e, model: llama-3-70b, class: batch, arrival: {process: poisson, rate_per_s: 10},
-       prompt_tokens: {dist: lognormal, mean: 112, p99: 576, max: 2048},
-       output_tokens: {dist: geometric, mean: 28, max: 256}, max_tokens: 256}
-)";
 
 Trial random_trial(const std::vector<Scenario>& bases, int trial) {
   Rng rng(20261201 + static_cast<uint64_t>(trial) * 7919);
@@ -139,9 +103,11 @@ Trial random_trial(const std::vector<Scenario>& bases, int trial) {
   options.prefix_caching = coin(rng, 0.7);
   options.host_prefix_cache = coin(rng, 0.3);
   options.lm_cache_aware_batching = coin(rng);
+  options.routing = router_names()[rng.uniform_int(router_names().size())];
   options.oracle_predictor = coin(rng, 0.2);
   said << " admission " << options.admission.enabled << " dynamic KV "
-       << (options.kv_split == KvSplit::kDynamic) << " preemption " << preemption;
+       << (options.kv_split == KvSplit::kDynamic) << " preemption " << preemption << " routing "
+       << options.routing;
 
   // Batching limits: few or many sequences, small or large token budgets.
   constexpr int32_t kBudgets[] = {128, 256, 512, 1024};
@@ -161,7 +127,7 @@ Trial random_trial(const std::vector<Scenario>& bases, int trial) {
 TEST(RandomScenarios, EveryRequestEndsOnceUnderAnyCombinationOfSettings) {
   const std::vector<Scenario> bases = {
       load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml"),
-      parse_scenario(kTwoSmallModels, "two-small-models.yaml")};
+      parse_scenario(kTwoSmallModelsScenario, "two-small-models.yaml")};
   const char* more = std::getenv("GANGWAY_RANDOM_TRIALS");
   const int trials = more ? std::atoi(more) : kTrials;
   for (int trial = 0; trial < trials; ++trial) {

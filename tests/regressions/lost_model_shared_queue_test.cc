@@ -1,0 +1,39 @@
+// Regression: when every GPU a small model is placed on was lost for good, the requests waiting
+// in that model's shared (late-binding) queue stayed there: the failure handling moved or
+// rejected what waited in the lost replicas' own queues but not in the shared one, which the
+// default router (predicted-ttft) uses. Nothing could ever run them (296 live requests at the
+// end). They are now rejected with a retry-elsewhere reason, like the large model's when the gang
+// loses a GPU. Found while widening tests/sim/random_scenarios_test.cc.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "config/scenario.h"
+#include "scenario_runs.h"
+
+namespace gangway {
+namespace {
+
+TEST(Regression, LostGpusOfASmallModelRejectItsSharedQueue) {
+  for (const bool admission : {false, true}) {
+    SCOPED_TRACE(admission ? "admission on" : "admission off");
+    Scenario scenario = parse_scenario(kTwoSmallModelsScenario, "two-small-models.yaml");
+    scenario.duration = std::chrono::seconds(3);
+    scenario.scheduler.admission.enabled = admission;
+    // Both GPUs of the model "tiny", at once and for good.
+    for (const uint16_t gpu : {0, 1}) {
+      FaultSpec loss;
+      loss.kind = FaultKind::kGpuLoss;
+      loss.gpu = GpuId(gpu);
+      loss.at = Time::zero() + std::chrono::seconds(1);
+      scenario.faults.push_back(loss);
+    }
+    const SimulationResult result = simulate_scenario(scenario);
+    EXPECT_EQ(result.metrics.total().cancelled(), 0u);
+    expect_every_request_ended_once(result);
+  }
+}
+
+}  // namespace
+}  // namespace gangway
