@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "config/scenario.h"
 #include "config/scenario_source.h"
@@ -71,6 +72,10 @@ inline SimulationResult simulate_scenario(const Scenario& scenario) {
   return simulate_scenario(scenario, *source);
 }
 
+// examples/peak-mixed.yaml's capacity per tier, each tier alone (docs/capacity.md).
+inline constexpr double kPeakSmallCapacityPerS = 1527;
+inline constexpr double kPeakLargeCapacityPerS = 103;
+
 // Scales the streams so that the small models together offer `small_per_s` requests a second and
 // the large model `large_per_s`, keeping the scenario's split between classes.
 inline void set_tier_rates(Scenario& scenario, double small_per_s, double large_per_s) {
@@ -84,6 +89,18 @@ inline void set_tier_rates(Scenario& scenario, double small_per_s, double large_
     const bool large = scenario.node.model(stream.model).is_large();
     stream.arrival.rate_per_s *= large ? large_per_s / large_total : small_per_s / small_total;
   }
+}
+
+// examples/peak-mixed.yaml with the large model offered `large_load` times its capacity beside a
+// trickle of small requests, measured from the start: the overloaded gang the stall regressions
+// need.
+inline Scenario large_model_overload(uint64_t seed, Duration duration, double large_load) {
+  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  scenario.seed = seed;
+  scenario.warmup = Duration(0);
+  scenario.duration = duration;
+  set_tier_rates(scenario, 0.5, large_load * kPeakLargeCapacityPerS);
+  return scenario;
 }
 
 // A fault of a random kind on a random GPU, starting within `window`: a lost GPU (back after

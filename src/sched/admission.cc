@@ -26,15 +26,7 @@ AdmissionQuery Scheduler::admission_query(const Sequence& seq, Time now) const {
   const ModelSpec& model = node_.model(seq.spec.model);
   query.queued_same_class =
       state_.queued_by_class[seq.spec.model.value()][seq.spec.slo_class.value()];
-  if (model.is_large()) {
-    query.no_capacity = std::any_of(state_.gpus.begin(), state_.gpus.end(),
-                                    [](const GpuRuntime& gpu) { return gpu.failed; });
-  } else {
-    query.no_capacity = true;
-    for (uint32_t index : state_.small_models[model.id.value()].replicas) {
-      if (!state_.gpus[state_.replicas[index].gpu.value()].failed) query.no_capacity = false;
-    }
-  }
+  query.no_capacity = !has_capacity(model.id);
   if (query.no_capacity || !admission_.enabled()) return query;
   if (model.is_large()) {
     predict_large_ttft(seq, now, query);

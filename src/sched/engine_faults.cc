@@ -15,6 +15,14 @@ bool Scheduler::any_gpu_failed() const {
                      [](const GpuRuntime& gpu) { return gpu.failed; });
 }
 
+bool Scheduler::has_capacity(ModelId model) const {
+  if (node_.model(model).is_large()) return !any_gpu_failed();
+  const std::vector<uint32_t>& replicas = state_.small_models[model.value()].replicas;
+  return std::any_of(replicas.begin(), replicas.end(), [&](uint32_t index) {
+    return !state_.gpus[state_.replicas[index].gpu.value()].failed;
+  });
+}
+
 void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
   GpuRuntime& gpu = state_.gpus.at(gpu_id.value());
   if (gpu.failed) return;
@@ -39,7 +47,7 @@ void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
     for (const auto& entry : replica.queue) queued.push_back(std::get<2>(entry));
     for (SequenceHandle h : queued) {
       Sequence& seq = state_.sequences[h];
-      if (admission_query(seq, now).no_capacity) {
+      if (!has_capacity(seq.spec.model)) {
         finish(h, Outcome::kRejected, Reason::kNoCapacity, now);
       } else {
         replica.queue.erase(h, seq);
@@ -51,11 +59,7 @@ void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
   // what waits there is told to go elsewhere too, or it would wait for a GPU that may never come
   // back (found by tests/sim/random_scenarios_test.cc: the default router binds late).
   for (SmallModelRuntime& model : state_.small_models) {
-    if (model.queue.empty()) continue;
-    const bool healthy = std::any_of(model.replicas.begin(), model.replicas.end(), [&](uint32_t r) {
-      return !state_.gpus[state_.replicas[r].gpu.value()].failed;
-    });
-    if (healthy) continue;
+    if (model.queue.empty() || has_capacity(model.model)) continue;
     std::vector<SequenceHandle> stranded;
     for (const auto& entry : model.queue) stranded.push_back(std::get<2>(entry));
     for (SequenceHandle h : stranded) finish(h, Outcome::kRejected, Reason::kNoCapacity, now);

@@ -178,6 +178,8 @@ class Scheduler {
   bool deferred(const Sequence& seq) const;
 
   bool any_gpu_failed() const;
+  // Whether `model` can run at all: the gang needs every GPU, a small model one healthy replica.
+  bool has_capacity(ModelId model) const;
 
   void decide(Time now);
   // One pass over the gang and every GPU: what decide() runs, and repeats for progress.

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include <string>
+#include <chrono>
 
 #include "config/scenario.h"
 #include "scenario_runs.h"
@@ -16,13 +16,9 @@ namespace gangway {
 namespace {
 
 TEST(Regression, DeferredBatchHeadDoesNotStallAnArrivalOrderQueue) {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
-  scenario.seed = 515;
-  scenario.warmup = Duration(0);
-  scenario.duration = std::chrono::milliseconds(2600);
-  // The large model alone at 116 % of its capacity (docs/capacity.md: 103 requests/s), so that
-  // the ladder climbs to `defer_batch` and beyond.
-  set_tier_rates(scenario, 0.5, 1.16 * 103);
+  // The large model at 116 % of its capacity, so that the ladder climbs to `defer_batch` and
+  // beyond.
+  Scenario scenario = large_model_overload(515, std::chrono::milliseconds(2600), 1.16);
   scenario.policy.name = "gangway";
   scenario.policy.mode = "exclusive";
   scenario.scheduler.admission.enabled = true;

@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include <string>
+#include <chrono>
 
 #include "config/scenario.h"
 #include "scenario_runs.h"
@@ -17,13 +17,9 @@ namespace gangway {
 namespace {
 
 TEST(Regression, ReleasedGangPhaseDoesNotLeaveWaitingLargeWorkStranded) {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
-  scenario.seed = 660;
-  scenario.warmup = Duration(0);
-  scenario.duration = std::chrono::milliseconds(3000);
-  // The large model at 160 % of its capacity and a trickle of small requests: the ladder sheds
-  // the small batch request that made the phase stop admitting.
-  set_tier_rates(scenario, 0.5, 1.6 * 103);
+  // The large model at 160 % of its capacity beside a trickle of small requests: the ladder
+  // sheds the small batch request that made the phase stop admitting.
+  Scenario scenario = large_model_overload(660, std::chrono::milliseconds(3000), 1.6);
   scenario.policy.name = "fcfs";
   scenario.scheduler.admission.enabled = true;
 

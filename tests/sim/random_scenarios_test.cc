@@ -32,8 +32,6 @@ namespace gangway {
 namespace {
 
 constexpr int kTrials = 48;
-constexpr double kSmallCapacityPerS = 1527;  // docs/capacity.md
-constexpr double kLargeCapacityPerS = 103;
 
 double between(Rng& rng, double low, double high) {
   return low + (high - low) * rng.uniform01();
@@ -69,8 +67,8 @@ Trial random_trial(const std::vector<Scenario>& bases, int trial) {
   // A tenth of the trials at each end: one tier alone.
   const double draw = rng.uniform01();
   const double large_share = draw < 0.1 ? 0.0 : draw > 0.9 ? 1.0 : between(rng, 0.05, 0.95);
-  set_tier_rates(scenario, load * (1 - large_share) * kSmallCapacityPerS + 0.5,
-                 load * large_share * kLargeCapacityPerS + 0.2);
+  set_tier_rates(scenario, load * (1 - large_share) * kPeakSmallCapacityPerS + 0.5,
+                 load * large_share * kPeakLargeCapacityPerS + 0.2);
   said << "load " << load << " LM share " << large_share;
 
   const std::vector<std::string>& names = policy_names();
