@@ -36,6 +36,49 @@ AdmissionQuery predicted(int64_t ttft_ms) {
   return query;
 }
 
+TEST(AdmissionController, LadderStepsDownWithoutArrivalsOnceTheSamplesAreStale) {
+  const NodeSpec node = node_with_default_classes();
+  AdmissionController admission(node, AdmissionOptions{});
+  EXPECT_EQ(admission.next_pressure_refresh(at_ms(0)), Time::max());  // at normal
+  int64_t t = 0;
+  for (; t <= 700; t += 10) admission.observe_pressure(ModelId(0), 2.0, at_ms(t));
+  ASSERT_EQ(admission.level(), OverloadLevel::kShedBatch);
+  const int64_t last = t - 10;
+  // A sample speaks for a second: nothing moves before it is stale.
+  EXPECT_FALSE(admission.refresh_pressure(at_ms(last + 1000)));
+  EXPECT_EQ(admission.level(), OverloadLevel::kShedBatch);
+  const Time stale = admission.next_pressure_refresh(at_ms(last + 500));
+  EXPECT_GT(stale, at_ms(last + 1000));
+  EXPECT_LT(stale, at_ms(last + 1001));
+  // Then the pressure is zero: a rung per 200 ms dwell, each at the time asked for.
+  Time now = stale;
+  int steps = 0;
+  while (admission.level() != OverloadLevel::kNormal && steps < 10) {
+    admission.refresh_pressure(now);
+    now = admission.next_pressure_refresh(now);
+    ++steps;
+  }
+  EXPECT_EQ(admission.level(), OverloadLevel::kNormal);
+  EXPECT_EQ(admission.pressure(), 0);
+  EXPECT_EQ(now, Time::max());
+  EXPECT_EQ(steps, 4);  // start falling, then three steps a dwell apart
+  // With no dwell, every rung at once.
+  AdmissionOptions no_dwell;
+  no_dwell.ladder.dwell = Duration(0);
+  AdmissionController quick(node, no_dwell);
+  quick.observe_pressure(ModelId(0), 2.0, at_ms(0));
+  quick.observe_pressure(ModelId(0), 2.0, at_ms(1));
+  ASSERT_GT(quick.level(), OverloadLevel::kDeferBatch);
+  EXPECT_TRUE(quick.refresh_pressure(at_ms(1100)));
+  EXPECT_EQ(quick.level(), OverloadLevel::kNormal);
+  // Off: never.
+  AdmissionOptions off;
+  off.enabled = false;
+  AdmissionController disabled(node, off);
+  EXPECT_EQ(disabled.next_pressure_refresh(at_ms(0)), Time::max());
+  EXPECT_FALSE(disabled.refresh_pressure(at_ms(5000)));
+}
+
 TEST(AdmissionController, PredictedMissIsRejectedDowngradedOrTakenByClassPolicy) {
   NodeSpec node = node_with_default_classes();
   node.slo_classes[0].on_predicted_miss = MissAction::kReject;

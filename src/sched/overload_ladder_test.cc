@@ -41,6 +41,21 @@ TEST(OverloadLadder, HysteresisKeepsTheRungBetweenLeaveAndEnter) {
   EXPECT_GT(ladder.time_in(OverloadLevel::kDeferBatch), milliseconds(1500));
 }
 
+TEST(OverloadLadder, NextStepDownIsOneDwellAfterThePressureFell) {
+  OverloadLadder ladder;
+  EXPECT_EQ(ladder.next_step_down(at_ms(0)), Time::max());  // at normal
+  int64_t t = 0;
+  for (; t <= 500; t += 10) ladder.update(0.8, at_ms(t));  // defer_batch, then cap_batch_tokens
+  ASSERT_EQ(ladder.level(), OverloadLevel::kCapBatchTokens);
+  // Not falling yet: the next update would start the dwell.
+  EXPECT_EQ(ladder.next_step_down(at_ms(t)), at_ms(t));
+  ladder.update(0, at_ms(600));
+  EXPECT_EQ(ladder.next_step_down(at_ms(650)), at_ms(800));
+  EXPECT_FALSE(ladder.update(0, at_ms(799)));
+  EXPECT_TRUE(ladder.update(0, at_ms(800)));
+  EXPECT_EQ(ladder.level(), OverloadLevel::kDeferBatch);
+}
+
 TEST(TokenBucket, AllowsTheBurstThenTheRate) {
   TokenBucket bucket(10.0, 5.0);  // 10/s, burst of 5
   int passed = 0;

@@ -204,11 +204,7 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
       const double pressure =
           to_seconds(query.predicted_wait) / to_seconds(admission_.tightest_target());
       if (admission_.observe_pressure(spec.model, pressure, now)) shed_queued(now);
-      state_.overload.level = admission_.level();
-      state_.overload.pressure = admission_.pressure();
-      if (admission_.update_weight_shift(now)) {
-        state_.overload.large_weight_factor = admission_.large_weight_factor();
-      }
+      publish_overload(now);
     }
     const AdmissionVerdict verdict = admission_.decide(spec, query, now);
     if (!verdict.admit) {
@@ -475,6 +471,8 @@ void Scheduler::stop(Time now, Reason reason) {
 
 Time Scheduler::next_wakeup(Time now) const {
   Time wake = policy_->next_wakeup(state_, now);
+  // The ladder stepping down once arrivals have stopped (it defers batch work while up).
+  if (state_.live_sequences > 0) wake = std::min(wake, admission_.next_pressure_refresh(now));
   // A KV copy from host memory ends: its sequence can join an iteration. (The heap's earliest
   // entry is in the future after any decision pass; scan only if asked about a later time.)
   if (!kv_ready_times_.empty()) {
@@ -537,6 +535,9 @@ void Scheduler::decide(Time now) {
     std::pop_heap(kv_ready_times_.begin(), kv_ready_times_.end(), std::greater<>());
     kv_ready_times_.pop_back();
   }
+  // Without arrivals the ladder is fed no pressure; it steps down on its own (never up, so
+  // nothing is shed here).
+  if (admission_.refresh_pressure(now)) publish_overload(now);
   rebalance_kv(now);
   policy_->plan(state_, now);
   decide_once(now);
@@ -558,6 +559,14 @@ void Scheduler::decide(Time now) {
 void Scheduler::decide_once(Time now) {
   advance_gang(now);
   for (GpuRuntime& gpu : state_.gpus) maybe_start_small(gpu, now);
+}
+
+void Scheduler::publish_overload(Time now) {
+  state_.overload.level = admission_.level();
+  state_.overload.pressure = admission_.pressure();
+  if (admission_.update_weight_shift(now)) {
+    state_.overload.large_weight_factor = admission_.large_weight_factor();
+  }
 }
 
 bool Scheduler::stalled(Time now) const {

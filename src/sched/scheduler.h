@@ -182,6 +182,9 @@ class Scheduler {
   bool has_capacity(ModelId model) const;
 
   void decide(Time now);
+  // Copies the admission controller's ladder level, pressure and weight shift to the state the
+  // policies read.
+  void publish_overload(Time now);
   // One pass over the gang and every GPU: what decide() runs, and repeats for progress.
   void decide_once(Time now);
   // Whether live work has nothing to run it: no iteration in flight and no wakeup asked for.

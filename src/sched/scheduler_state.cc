@@ -2,18 +2,16 @@
 
 namespace gangway {
 
-std::optional<Time> SchedulerState::oldest_small_queued_arrival() const {
-  std::optional<Time> oldest;
+std::optional<int64_t> SchedulerState::smallest_small_queue_key() const {
+  std::optional<int64_t> smallest;
   auto consider = [&](const RequestQueue& queue) {
-    for (const auto& entry : queue) {
-      const Time arrival = sequences[std::get<2>(entry)].spec.arrival;
-      if (!oldest || arrival < *oldest) oldest = arrival;
-      break;  // queue order is by key; with FCFS keys the head is the oldest
+    if (!queue.empty() && (!smallest || queue.front_key() < *smallest)) {
+      smallest = queue.front_key();
     }
   };
   for (const SmallModelRuntime& m : small_models) consider(m.queue);
   for (const Replica& r : replicas) consider(r.queue);
-  return oldest;
+  return smallest;
 }
 
 }  // namespace gangway

@@ -197,8 +197,13 @@ struct SchedulerState {
     }
     return barrier;
   }
-  // Oldest arrival among queued small-model requests (queue heads only), if any.
-  std::optional<Time> oldest_small_queued_arrival() const;
+  // The smallest queue key among queued small-model requests (the queues' heads), if any: the
+  // small request that goes first in the node's one order of every queue. Keys of different
+  // queues compare (arrival times, or deadlines less predicted prefill under slack order), so the
+  // request-level baselines keep their global order by comparing keys. (Comparing arrival times
+  // under slack order, the gang waited for an older small request at the head of one queue while
+  // the small request picked first, from another queue, waited for the gang: tests/regressions/.)
+  std::optional<int64_t> smallest_small_queue_key() const;
   bool replica_has_queued_work(const Replica& replica) const {
     return !replica.queue.empty() || !small_models[replica.model.value()].queue.empty();
   }

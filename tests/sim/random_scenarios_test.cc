@@ -3,12 +3,17 @@
 // GPUs), every routing rule, loads from a fifth to nearly twice capacity at any LM share,
 // batching limits, the gang knobs, admission on and off in both queue orders, static and dynamic
 // KV splits with every preemption policy, prefix caching on host memory or not, predicted or
-// oracle output lengths, and injected faults. The other tests vary one of these at a time around
+// oracle output lengths, and injected faults; and the workload and admission around them: arrival
+// processes (bursty, on-off, ramps), shared system prompts and multi-turn sessions (which give the
+// prefix caches and cache-aware routing hits to find), small max_tokens caps, SLO targets and what
+// admission does on a predicted miss, the overload ladder's thresholds, queue caps and rate
+// limits. The other tests vary one of these at a time around
 // the defaults; the guarantees that hold for every combination (nothing deadlocks, every request
 // that arrived ends with exactly one outcome, the invariants hold after every event, which test
 // builds check) are checked here on the combinations. A failing trial prints its settings. CI
 // runs kTrials of them; GANGWAY_RANDOM_TRIALS=N in the environment searches wider (about 190 s
-// per 1,000 in the invariant build). It found three stalls (tests/regressions/).
+// per 1,000 in the invariant build), GANGWAY_RANDOM_FIRST_TRIAL=K starts the search at trial K
+// (two processes can search apart). It found three stalls (tests/regressions/).
 
 #include <gtest/gtest.h>
 
@@ -43,6 +48,103 @@ Duration milliseconds_between(Rng& rng, double low, double high) {
 
 bool coin(Rng& rng, double p = 0.5) {
   return rng.uniform01() < p;
+}
+
+// Arrival processes, shared prompts, sessions and output caps of every stream (rates keep their
+// means: the load stays what the trial drew).
+void randomise_workload(Rng& rng, Scenario& scenario, std::ostringstream& said) {
+  int bursty = 0;
+  int prefixed = 0;
+  int chatty = 0;
+  for (StreamSpec& stream : scenario.streams) {
+    ArrivalSpec& arrival = stream.arrival;
+    const double rate = arrival.rate_per_s;
+    switch (rng.uniform_int(4)) {
+      case 1:
+        arrival.kind = ArrivalSpec::Kind::gamma;
+        arrival.cv = between(rng, 0, 4);
+        ++bursty;
+        break;
+      case 2:
+        arrival.kind = ArrivalSpec::Kind::on_off;
+        arrival.on_rate_per_s = rate * between(rng, 1.2, 4);
+        arrival.off_rate_per_s = rate * between(rng, 0, 0.5);
+        arrival.on_s = between(rng, 0.05, 1.5);
+        arrival.off_s = between(rng, 0.05, 1.5);
+        ++bursty;
+        break;
+      case 3:
+        arrival.kind = ArrivalSpec::Kind::ramp;
+        arrival.start_rate_per_s = rate * between(rng, 0, 1);
+        arrival.end_rate_per_s = rate * between(rng, 0.5, 2);
+        arrival.ramp_s = between(rng, 0.2, 4);
+        ++bursty;
+        break;
+      default:
+        break;
+    }
+    if (coin(rng, 0.35)) {
+      PrefixSpec prefix;
+      prefix.groups = 1 + static_cast<int32_t>(rng.uniform_int(20));
+      prefix.group_tokens = 1 + static_cast<int32_t>(rng.uniform_int(1024));
+      prefix.zipf_s = between(rng, 0, 1.5);
+      if (coin(rng)) prefix.pool = "shared";
+      stream.prefix = prefix;
+      ++prefixed;
+    }
+    if (coin(rng, 0.25)) {
+      SessionSpec sessions;
+      sessions.new_session_probability = between(rng, 0.1, 1);
+      sessions.think_time_s = between(rng, 0, 2);
+      sessions.max_active_sessions = static_cast<int32_t>(rng.uniform_int(1000));
+      stream.sessions = sessions;
+      stream.max_prompt_tokens = 256 + static_cast<int32_t>(rng.uniform_int(16000));
+      ++chatty;
+    }
+    if (coin(rng, 0.2)) stream.max_tokens = 1 + static_cast<int32_t>(rng.uniform_int(32));
+  }
+  said << " streams bursty " << bursty << " prefixed " << prefixed << " sessions " << chatty;
+}
+
+// SLO targets and what admission does on a predicted miss, the ladder's thresholds, queue caps,
+// max_tokens on the cap rung, and a rate limit on one class.
+void randomise_admission(Rng& rng, Scenario& scenario, std::ostringstream& said) {
+  for (SloClass& slo : scenario.node.slo_classes) {
+    if (slo.ttft_target) *slo.ttft_target = milliseconds_between(rng, 20, 3000);
+    if (slo.tpot_target) *slo.tpot_target = milliseconds_between(rng, 10, 200);
+    slo.sheddable = coin(rng, 0.8);
+    // Downgrading needs a class to go to.
+    const MissAction actions[] = {MissAction::kReject, MissAction::kBestEffort,
+                                  MissAction::kDowngrade};
+    slo.on_predicted_miss = actions[rng.uniform_int(slo.downgrade_to ? 3 : 2)];
+  }
+  AdmissionOptions& admission = scenario.scheduler.admission;
+  double enter = between(rng, 0.1, 1.2);
+  for (size_t rung = 1; rung < admission.ladder.enter.size(); ++rung) {
+    admission.ladder.enter[rung] = enter;
+    enter += between(rng, 0.01, 0.8);
+  }
+  admission.ladder.leave_fraction = between(rng, 0.2, 1);
+  admission.ladder.dwell = milliseconds_between(rng, 0, 500);
+  admission.no_target_deadline = milliseconds_between(rng, 200, 30000);
+  if (coin(rng, 0.2)) admission.queue_cap = 1 + static_cast<int64_t>(rng.uniform_int(64));
+  admission.capped_max_tokens = 1 + static_cast<int32_t>(rng.uniform_int(256));
+  if (coin(rng, 0.2)) {
+    RateLimit limit;
+    limit.slo_class =
+        SloClassId(static_cast<uint8_t>(rng.uniform_int(scenario.node.slo_classes.size())));
+    double rate = 0;
+    for (const StreamSpec& stream : scenario.streams) rate += stream.arrival.rate_per_s;
+    if (coin(rng)) {
+      limit.requests_per_s = rate * between(rng, 0.05, 1);
+    } else {
+      limit.tokens_per_s = rate * between(rng, 20, 400);
+    }
+    limit.burst_s = between(rng, 0.05, 2);
+    admission.rate_limits.push_back(limit);
+  }
+  said << " ladder from " << admission.ladder.enter[1] << " queue cap " << admission.queue_cap
+       << " rate limits " << admission.rate_limits.size();
 }
 
 // One trial's scenario, and a line describing it for failure messages.
@@ -115,6 +217,9 @@ Trial random_trial(const std::vector<Scenario>& bases, int trial) {
     model.prefill_chunk_tokens = std::min(model.prefill_chunk_tokens, model.max_batched_tokens);
   }
 
+  randomise_workload(rng, scenario, said);
+  randomise_admission(rng, scenario, said);
+
   const auto faults = static_cast<int>(rng.next_u64() % 4);
   for (int i = 0; i < faults; ++i) scenario.faults.push_back(random_fault(rng, scenario.duration));
   said << " faults " << faults;
@@ -127,8 +232,10 @@ TEST(RandomScenarios, EveryRequestEndsOnceUnderAnyCombinationOfSettings) {
       load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml"),
       parse_scenario(kTwoSmallModelsScenario, "two-small-models.yaml")};
   const char* more = std::getenv("GANGWAY_RANDOM_TRIALS");
+  const char* first = std::getenv("GANGWAY_RANDOM_FIRST_TRIAL");
+  const int first_trial = first ? std::atoi(first) : 0;
   const int trials = more ? std::atoi(more) : kTrials;
-  for (int trial = 0; trial < trials; ++trial) {
+  for (int trial = first_trial; trial < first_trial + trials; ++trial) {
     const Trial drawn = random_trial(bases, trial);
     SCOPED_TRACE("trial " + std::to_string(trial) + ": " + drawn.description);
     std::optional<SimulationResult> run;

@@ -161,6 +161,7 @@ AdmissionVerdict AdmissionController::decide(const RequestSpec& spec, const Admi
 bool AdmissionController::observe_pressure(ModelId model, double pressure, Time now) {
   if (!options_.enabled) return false;
   samples_[model.value()] = PressureSample{pressure, now, true};
+  latest_sample_ = now;
   double node_pressure = 0;
   for (const PressureSample& sample : samples_) {
     if (sample.seen && now - sample.at <= kPressureSampleLife) {
@@ -169,6 +170,24 @@ bool AdmissionController::observe_pressure(ModelId model, double pressure, Time 
   }
   pressure_ = node_pressure;
   return ladder_.update(node_pressure, now);
+}
+
+bool AdmissionController::refresh_pressure(Time now) {
+  if (!options_.enabled || ladder_.level() == OverloadLevel::kNormal ||
+      now - latest_sample_ <= kPressureSampleLife) {
+    return false;
+  }
+  pressure_ = 0;
+  // With no dwell the ladder steps down every rung at once rather than one per wakeup.
+  bool changed = false;
+  while (ladder_.update(0, now)) changed = true;
+  return changed;
+}
+
+Time AdmissionController::next_pressure_refresh(Time now) const {
+  if (!options_.enabled || ladder_.level() == OverloadLevel::kNormal) return Time::max();
+  const Time samples_expire = latest_sample_ + kPressureSampleLife + Duration(1);
+  return std::max({now, samples_expire, ladder_.next_step_down(now)});
 }
 
 void AdmissionController::note_slo_outcome(SloClassId slo_class, bool large, bool on_time,

@@ -74,6 +74,13 @@ class AdmissionController {
   // A fresh sample of the node's pressure as seen by model `model`: predicted wait over the
   // tightest TTFT target the node serves. Drives the ladder; true when its level changed.
   bool observe_pressure(ModelId model, double pressure, Time now);
+  // Without arrivals there are no samples: once every model's sample is older than its life
+  // the pressure is zero, and this feeds that to the ladder, which steps down a rung per dwell.
+  // (Fed only by arrivals, a ladder left above normal when they stopped stayed there, deferring
+  // batch work for good: tests/regressions/.) True when the level changed.
+  bool refresh_pressure(Time now);
+  // When refresh_pressure() could next change the level; Time::max() at normal or when off.
+  Time next_pressure_refresh(Time now) const;
   OverloadLevel level() const { return ladder_.level(); }
   const OverloadLadder& ladder() const { return ladder_; }
   double pressure() const { return pressure_; }
@@ -131,6 +138,7 @@ class AdmissionController {
     bool seen = false;
   };
   std::vector<PressureSample> samples_;  // by model
+  Time latest_sample_;                   // of any model
   struct Correction {
     double seconds = 0;  // smoothed actual - predicted TTFT, never negative
     Time at;             // of the last sample

@@ -1,5 +1,7 @@
 #include "sched/admission/overload_ladder.h"
 
+#include <algorithm>
+
 namespace gangway {
 
 const char* to_string(OverloadLevel level) {
@@ -61,6 +63,11 @@ bool OverloadLadder::update(double pressure, Time now) {
     return true;
   }
   return false;
+}
+
+Time OverloadLadder::next_step_down(Time now) const {
+  if (level_ == OverloadLevel::kNormal) return Time::max();
+  return falling_ ? std::max(now, falling_since_ + spec_.dwell) : now;
 }
 
 }  // namespace gangway

@@ -52,6 +52,9 @@ class OverloadLadder {
   int64_t entered(OverloadLevel level) const { return entered_[static_cast<int>(level)]; }
   Duration time_in(OverloadLevel level) const { return time_in_[static_cast<int>(level)]; }
   const OverloadLadderSpec& spec() const { return spec_; }
+  // When the ladder, fed a pressure below every leave threshold from now on, would next step
+  // down; Time::max() at normal. (Now, if it is not falling yet: the next update starts it.)
+  Time next_step_down(Time now) const;
 
  private:
   OverloadLadderSpec spec_;

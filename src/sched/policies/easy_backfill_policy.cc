@@ -1,9 +1,10 @@
 // easy-backfill: classic EASY backfilling at request level (as in Slurm and Maui), with the
-// output-length predictor standing in for user runtime estimates. Requests start in global
-// arrival order; when the oldest waiting request is a large one, it gets a reservation at the
-// shadow time (when every GPU is predicted to have drained its small requests), and later small
-// requests may still start if they are predicted (mean length) to end before it. No arbiter,
-// no deadlines, no eviction of stragglers: the baseline that shows what the predictor alone buys.
+// output-length predictor standing in for user runtime estimates. Requests start in one global
+// order (the queues' own: arrival_order_gang_policy.h); when the first waiting request is a large
+// one, it gets a reservation at the shadow time (when every GPU is predicted to have drained its
+// small requests), and later small requests may still start if they are predicted (mean length)
+// to end before it. No arbiter, no deadlines, no eviction of stragglers: the baseline that shows
+// what the predictor alone buys.
 
 #include "sched/policies/arrival_order_gang_policy.h"
 #include "sched/policies/backfill_planner.h"
@@ -24,11 +25,7 @@ class EasyBackfillPolicy final : public ArrivalOrderGangPolicy {
   bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
                    Time now) override {
     if (state.gang.phase == GangPhase::kActive) return false;
-    const RequestQueue& large_queue = state.large->queue;
-    if (large_queue.empty() ||
-        seq.spec.arrival < state.sequence(large_queue.front()).spec.arrival) {
-      return true;  // ahead of every waiting large request
-    }
+    if (ahead_of_large_queue(state, seq)) return true;
     // The head's reservation is fixed when the gang is wanted, as in EASY: backfill must not
     // move it later bit by bit.
     return state.gang.phase == GangPhase::kPending && now < reservation_ &&

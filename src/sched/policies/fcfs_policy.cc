@@ -1,7 +1,9 @@
 // fcfs: one global first-come-first-served order across both tiers, at request level. A
 // large-model request at the head blocks every later request until all eight GPUs are free of
 // small-model work, then runs; small requests behind it wait. The simplest correct gang
-// scheduler: no starvation, but GPUs idle one by one while the last small requests drain.
+// scheduler: no starvation, but GPUs idle one by one while the last small requests drain. "First
+// come" is the queues' order (arrival_order_gang_policy.h): arrival, or least slack first under
+// the scheduler's default slack queue order.
 
 #include "sched/policies/arrival_order_gang_policy.h"
 #include "sched/policies/policy_factories.h"
@@ -18,9 +20,7 @@ class FcfsPolicy final : public ArrivalOrderGangPolicy {
                    Time) override {
     if (!state.large) return true;
     if (state.gang.phase != GangPhase::kOff) return false;
-    const RequestQueue& large_queue = state.large->queue;
-    return large_queue.empty() ||
-           seq.spec.arrival < state.sequence(large_queue.front()).spec.arrival;
+    return ahead_of_large_queue(state, seq);
   }
 };
 

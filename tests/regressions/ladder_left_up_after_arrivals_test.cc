@@ -1,0 +1,48 @@
+// Regression: the overload ladder was fed only by arrivals (each one's predicted wait is a
+// pressure sample), so when arrivals stopped with the ladder above normal it stayed there. At
+// `defer_batch` a batch request at the head of an arrival-ordered queue waits while requests of
+// other classes are queued behind it, so that queue never moved again. The fix for that wait that
+// runs a decision pass again with deferral lifted did not apply when the gang policy kept asking
+// for wakeups: the random search found the gang wanted, started with nothing it could admit and
+// released every 26 ms until the simulator's drain limit cancelled what was left. Now a pressure
+// with no fresh sample counts as zero, and the ladder steps down without arrivals
+// (AdmissionController::refresh_pressure) at wakeups asked for when it can.
+// Found by tests/sim/random_scenarios_test.cc.
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+#include "config/scenario.h"
+#include "scenario_runs.h"
+
+namespace gangway {
+namespace {
+
+TEST(Regression, LadderStepsDownOnceArrivalsStop) {
+  // The large model at 130 % of its capacity: the ladder climbs and is still up when arrivals
+  // stop at 3 s.
+  for (uint64_t seed : {118, 119, 120}) {
+    SCOPED_TRACE(seed);
+    Scenario scenario = large_model_overload(seed, std::chrono::milliseconds(3000), 1.3);
+    scenario.policy.name = "gangway";
+    scenario.scheduler.admission.enabled = true;
+    scenario.scheduler.admission.queue_order = QueueOrder::kArrival;
+
+    std::unique_ptr<RequestSource> source = make_request_source(scenario);
+    SimulationOptions options;
+    options.duration = scenario.duration;
+    options.drain_limit = scenario.drain_limit;
+    Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,
+                        *source, options);
+    const SimulationResult result = simulator.run();
+    const OverloadLadder& ladder = simulator.scheduler().admission().ladder();
+    EXPECT_GT(ladder.entered(OverloadLevel::kShedBatch), 0);
+    EXPECT_EQ(ladder.level(), OverloadLevel::kNormal);
+    EXPECT_EQ(result.metrics.total().cancelled(), 0u);
+    expect_every_request_ended_once(result);
+  }
+}
+
+}  // namespace
+}  // namespace gangway
