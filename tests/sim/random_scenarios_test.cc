@@ -30,6 +30,7 @@
 #include "scenario_runs.h"
 #include "sched/policy_registry.h"
 #include "sched/router_registry.h"
+#include "sim/cluster_simulator.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
 
@@ -37,6 +38,8 @@ namespace gangway {
 namespace {
 
 constexpr int kTrials = 48;
+// Cluster trials run several nodes each: fewer of them.
+constexpr int kClusterTrials = 8;
 
 double between(Rng& rng, double low, double high) {
   return low + (high - low) * rng.uniform01();
@@ -250,6 +253,60 @@ TEST(RandomScenarios, EveryRequestEndsOnceUnderAnyCombinationOfSettings) {
     expect_every_request_ended_once(*run);
     // Cancelled only by the driver at the drain limit: a request still running 900 s after
     // arrivals stopped is a deadlock.
+    EXPECT_EQ(total.cancelled(), 0u);
+  }
+}
+
+// The same trials on two to four such nodes behind each cluster router, with and without
+// spillover and with a share of the traffic pinned to node 0 (faults hit node 0 only): every
+// request ends once across the nodes, the retried ones included, and every node's scheduler
+// checks its invariants after every event. GANGWAY_RANDOM_CLUSTER_TRIALS=N searches wider.
+TEST(RandomScenarios, EveryRequestEndsOnceAcrossAClusterOfNodes) {
+  const std::vector<Scenario> bases = {
+      load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml"),
+      parse_scenario(kTwoSmallModelsScenario, "two-small-models.yaml")};
+  const char* more = std::getenv("GANGWAY_RANDOM_CLUSTER_TRIALS");
+  const char* first = std::getenv("GANGWAY_RANDOM_FIRST_TRIAL");
+  const int first_trial = first ? std::atoi(first) : 0;
+  const int trials = more ? std::atoi(more) : kClusterTrials;
+  for (int trial = first_trial; trial < first_trial + trials; ++trial) {
+    Trial drawn = random_trial(bases, trial);
+    Rng rng(7 + static_cast<uint64_t>(trial) * 104729);
+    ClusterSpec cluster;
+    cluster.nodes = 2 + static_cast<int>(rng.uniform_int(3));
+    const ClusterRouterKind routers[] = {ClusterRouterKind::kRoundRobin,
+                                         ClusterRouterKind::kLeastLoaded,
+                                         ClusterRouterKind::kLoadReport};
+    cluster.router = routers[rng.uniform_int(3)];
+    cluster.spillover = coin(rng, 0.7);
+    cluster.pinned_share = coin(rng) ? between(rng, 0, 1) : 0;
+    cluster.report_interval = coin(rng) ? milliseconds_between(rng, 0, 500) : Duration(0);
+    // The trial's load per node.
+    for (StreamSpec& stream : drawn.scenario.streams) stream.arrival.rate_scale = cluster.nodes;
+    SCOPED_TRACE("cluster trial " + std::to_string(trial) + ": " + drawn.description + " nodes " +
+                 std::to_string(cluster.nodes) + " router " +
+                 std::to_string(static_cast<int>(cluster.router)) + " spillover " +
+                 std::to_string(cluster.spillover) + " pinned " +
+                 std::to_string(cluster.pinned_share));
+    const Scenario& scenario = drawn.scenario;
+    std::optional<ClusterResult> run;
+    try {
+      std::unique_ptr<RequestSource> source = make_request_source(scenario);
+      SimulationOptions options;
+      options.duration = scenario.duration;
+      options.drain_limit = scenario.drain_limit;
+      options.faults = scenario.faults;
+      ClusterSimulator simulator(
+          scenario.node, scenario.scheduler, [&] { return make_policy(scenario.policy); }, cluster,
+          scenario.seed, *source, options);
+      run.emplace(simulator.run());
+    } catch (const std::exception& error) {  // a broken invariant, with the trial's settings
+      ADD_FAILURE() << error.what();
+      continue;
+    }
+    const RequestStats& total = run->total.metrics.total();
+    ASSERT_GT(total.arrived(), 0u);
+    expect_every_request_ended_once(run->total);
     EXPECT_EQ(total.cancelled(), 0u);
   }
 }
