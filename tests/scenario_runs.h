@@ -56,14 +56,19 @@ workload:
        output_tokens: {dist: geometric, mean: 28, max: 256}, max_tokens: 256}
 )";
 
-inline SimulationResult simulate_scenario(const Scenario& scenario, RequestSource& source) {
+// The scenario's windows and faults, as `gangway simulate` passes them to a simulator.
+inline SimulationOptions simulation_options_of(const Scenario& scenario) {
   SimulationOptions options;
   options.duration = scenario.duration;
   options.drain_limit = scenario.drain_limit;
   options.warmup = scenario.warmup;
   options.faults = scenario.faults;
+  return options;
+}
+
+inline SimulationResult simulate_scenario(const Scenario& scenario, RequestSource& source) {
   Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,
-                      source, options);
+                      source, simulation_options_of(scenario));
   return simulator.run();
 }
 
@@ -103,15 +108,16 @@ inline Scenario large_model_overload(uint64_t seed, Duration duration, double la
   return scenario;
 }
 
-// A fault of a random kind on a random GPU, starting within `window`: a lost GPU (back after
-// 0.1-2.1 s, or never for three in ten), iterations 1.5-5.5 times as long, or a stalled engine.
-inline FaultSpec random_fault(Rng& rng, Duration window) {
+// A fault of a random kind on a random one of `gpus` GPUs, starting within `window`: a lost GPU
+// (back after 0.1-2.1 s, or never for three in ten), iterations 1.5-5.5 times as long, or a stalled
+// engine.
+inline FaultSpec random_fault(Rng& rng, Duration window, int gpus = 8) {
   FaultSpec fault;
   const uint64_t kind = rng.next_u64() % 3;
   fault.kind = kind == 0   ? FaultKind::kGpuLoss
                : kind == 1 ? FaultKind::kOverrun
                            : FaultKind::kStall;
-  fault.gpu = GpuId(static_cast<uint16_t>(rng.next_u64() % 8));
+  fault.gpu = GpuId(static_cast<uint16_t>(rng.next_u64() % static_cast<uint64_t>(gpus)));
   fault.at = Time::zero() + seconds_to_duration(rng.uniform01() * to_seconds(window));
   fault.duration = seconds_to_duration(0.1 + rng.uniform01() * 2);
   if (fault.kind == FaultKind::kOverrun) fault.factor = 1.5 + rng.uniform01() * 4;

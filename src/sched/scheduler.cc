@@ -470,9 +470,14 @@ void Scheduler::stop(Time now, Reason reason) {
 }
 
 Time Scheduler::next_wakeup(Time now) const {
-  Time wake = policy_->next_wakeup(state_, now);
+  Time wake = next_work_wakeup(now);
   // The ladder stepping down once arrivals have stopped (it defers batch work while up).
   if (state_.live_sequences > 0) wake = std::min(wake, admission_.next_pressure_refresh(now));
+  return wake;
+}
+
+Time Scheduler::next_work_wakeup(Time now) const {
+  Time wake = policy_->next_wakeup(state_, now);
   // A KV copy from host memory ends: its sequence can join an iteration. (The heap's earliest
   // entry is in the future after any decision pass; scan only if asked about a later time.)
   if (!kv_ready_times_.empty()) {
@@ -548,8 +553,10 @@ void Scheduler::decide(Time now) {
   // stopped admitting for a small request ahead of the large queue ended after that request was
   // shed. Nothing else would happen until the next arrival, which may never come, so the pass
   // runs again at once with deferral lifted; where the first pass left something running this
-  // changes nothing.
-  if (stalled(now)) {
+  // changes nothing. (The ladder's own wakeups, when it may step down, do not count here: with
+  // every GPU idle, deferred work would wait a second or more for them.)
+  if (state_.live_sequences > 0 && !state_.any_engine_busy() &&
+      next_work_wakeup(now) == Time::max()) {
     progress_pass_ = true;
     decide_once(now);
     progress_pass_ = false;

@@ -189,6 +189,9 @@ class Scheduler {
   void decide_once(Time now);
   // Whether live work has nothing to run it: no iteration in flight and no wakeup asked for.
   bool stalled(Time now) const;
+  // next_wakeup() without the overload ladder's wakeups: when something other than the ladder
+  // stepping down is due (the policy's timers, KV copies ending).
+  Time next_work_wakeup(Time now) const;
   void advance_gang(Time now);
   void release_gang(Time now);
   bool launch_large(Time now, bool admit_new);

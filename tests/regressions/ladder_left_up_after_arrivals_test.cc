@@ -30,11 +30,8 @@ TEST(Regression, LadderStepsDownOnceArrivalsStop) {
     scenario.scheduler.admission.queue_order = QueueOrder::kArrival;
 
     std::unique_ptr<RequestSource> source = make_request_source(scenario);
-    SimulationOptions options;
-    options.duration = scenario.duration;
-    options.drain_limit = scenario.drain_limit;
     Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,
-                        *source, options);
+                        *source, simulation_options_of(scenario));
     const SimulationResult result = simulator.run();
     const OverloadLadder& ladder = simulator.scheduler().admission().ladder();
     EXPECT_GT(ladder.entered(OverloadLevel::kShedBatch), 0);

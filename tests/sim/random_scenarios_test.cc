@@ -150,16 +150,64 @@ void randomise_admission(Rng& rng, Scenario& scenario, std::ostringstream& said)
        << " rate limits " << admission.rate_limits.size();
 }
 
+// A third node, unlike the other two: four H200s, the large model at TP=4, the small model on
+// three of them only (GPU 3 holds the large model alone and gives it all its KV memory), 32-token
+// KV blocks, a constant-time cost model for the small model, and 2 GiB of host memory (swaps
+// that do not fit fall back to recomputation).
+constexpr const char* kFourGpuScenario = R"(
+node: {gpus: 4, hardware: h200-sxm-141gb, kv_block_tokens: 32, host_memory_gib: 2}
+models:
+  - {name: llama-3-8b, tier: small, shape: llama-3-8b, gpus: [0, 1, 2],
+     cost: {model: constant, iteration_ms: 12}}
+  - {name: llama-3-70b, tier: large, shape: llama-3-70b, gpus: all, tensor_parallel: 4,
+     prefill_chunk_tokens: 256}
+slo_classes:
+  - {name: interactive, ttft_ms: 300, tpot_ms: 60, weight: 4}
+  - {name: standard, ttft_ms: 3000, weight: 2, downgrade_to: batch}
+  - {name: batch, weight: 1}
+workload:
+  streams:
+    - {name: a, model: llama-3-8b, class: interactive, arrival: {process: poisson, rate_per_s: 200},
+       prompt_tokens: {dist: lognormal, mean: 300, p99: 3000, max: 8192},
+       output_tokens: {dist: geometric, mean: 48, max: 512}, max_tokens: 512}
+    - {name: b, model: llama-3-8b, class: batch, arrival: {process: poisson, rate_per_s: 60},
+       prompt_tokens: {dist: lognormal, mean: 1000, p99: 8000, max: 16000},
+       output_tokens: {dist: geometric, mean: 200, max: 2048}, max_tokens: 2048}
+    - {name: c, model: llama-3-70b, class: interactive, arrival: {process: poisson, rate_per_s: 10},
+       prompt_tokens: {dist: lognormal, mean: 200, p99: 2000, max: 8192},
+       output_tokens: {dist: geometric, mean: 40, max: 512}, max_tokens: 512}
+    - {name: d, model: llama-3-70b, class: standard, arrival: {process: poisson, rate_per_s: 5},
+       prompt_tokens: {dist: lognormal, mean: 2000, p99: 12000, max: 24000},
+       output_tokens: {dist: geometric, mean: 100, max: 1024}, max_tokens: 1024}
+)";
+
+// The nodes the trials draw from, with each tier's capacity alone (requests/s) that a trial's
+// load is a fraction of: measured for peak-mixed's (docs/capacity.md), rough for the others (the
+// draw spans 0.2-1.9 x, so an estimate only shifts where the trials fall).
+struct BaseNode {
+  Scenario scenario;
+  double small_capacity_per_s;
+  double large_capacity_per_s;
+};
+
+std::vector<BaseNode> base_scenarios() {
+  return {{load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml"),
+           kPeakSmallCapacityPerS, kPeakLargeCapacityPerS},
+          {parse_scenario(kTwoSmallModelsScenario, "two-small-models.yaml"), kPeakSmallCapacityPerS,
+           kPeakLargeCapacityPerS},
+          {parse_scenario(kFourGpuScenario, "four-gpus.yaml"), 400, 20}};
+}
+
 // One trial's scenario, and a line describing it for failure messages.
 struct Trial {
   Scenario scenario;
   std::string description;
 };
 
-Trial random_trial(const std::vector<Scenario>& bases, int trial) {
+Trial random_trial(const std::vector<BaseNode>& bases, int trial) {
   Rng rng(20261201 + static_cast<uint64_t>(trial) * 7919);
   const size_t base = static_cast<size_t>(rng.uniform_int(bases.size()));
-  Trial out{bases[base], {}};
+  Trial out{bases[base].scenario, {}};
   Scenario& scenario = out.scenario;
   std::ostringstream said;
   said << "node " << base << " ";
@@ -172,8 +220,8 @@ Trial random_trial(const std::vector<Scenario>& bases, int trial) {
   // A tenth of the trials at each end: one tier alone.
   const double draw = rng.uniform01();
   const double large_share = draw < 0.1 ? 0.0 : draw > 0.9 ? 1.0 : between(rng, 0.05, 0.95);
-  set_tier_rates(scenario, load * (1 - large_share) * kPeakSmallCapacityPerS + 0.5,
-                 load * large_share * kPeakLargeCapacityPerS + 0.2);
+  set_tier_rates(scenario, load * (1 - large_share) * bases[base].small_capacity_per_s + 0.5,
+                 load * large_share * bases[base].large_capacity_per_s + 0.2);
   said << "load " << load << " LM share " << large_share;
 
   const std::vector<std::string>& names = policy_names();
@@ -224,16 +272,15 @@ Trial random_trial(const std::vector<Scenario>& bases, int trial) {
   randomise_admission(rng, scenario, said);
 
   const auto faults = static_cast<int>(rng.next_u64() % 4);
-  for (int i = 0; i < faults; ++i) scenario.faults.push_back(random_fault(rng, scenario.duration));
+  for (int i = 0; i < faults; ++i)
+    scenario.faults.push_back(random_fault(rng, scenario.duration, scenario.node.gpu_count));
   said << " faults " << faults;
   out.description = said.str();
   return out;
 }
 
 TEST(RandomScenarios, EveryRequestEndsOnceUnderAnyCombinationOfSettings) {
-  const std::vector<Scenario> bases = {
-      load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml"),
-      parse_scenario(kTwoSmallModelsScenario, "two-small-models.yaml")};
+  const std::vector<BaseNode> bases = base_scenarios();
   const char* more = std::getenv("GANGWAY_RANDOM_TRIALS");
   const char* first = std::getenv("GANGWAY_RANDOM_FIRST_TRIAL");
   const int first_trial = first ? std::atoi(first) : 0;
@@ -262,9 +309,7 @@ TEST(RandomScenarios, EveryRequestEndsOnceUnderAnyCombinationOfSettings) {
 // request ends once across the nodes, the retried ones included, and every node's scheduler
 // checks its invariants after every event. GANGWAY_RANDOM_CLUSTER_TRIALS=N searches wider.
 TEST(RandomScenarios, EveryRequestEndsOnceAcrossAClusterOfNodes) {
-  const std::vector<Scenario> bases = {
-      load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml"),
-      parse_scenario(kTwoSmallModelsScenario, "two-small-models.yaml")};
+  const std::vector<BaseNode> bases = base_scenarios();
   const char* more = std::getenv("GANGWAY_RANDOM_CLUSTER_TRIALS");
   const char* first = std::getenv("GANGWAY_RANDOM_FIRST_TRIAL");
   const int first_trial = first ? std::atoi(first) : 0;
@@ -292,13 +337,9 @@ TEST(RandomScenarios, EveryRequestEndsOnceAcrossAClusterOfNodes) {
     std::optional<ClusterResult> run;
     try {
       std::unique_ptr<RequestSource> source = make_request_source(scenario);
-      SimulationOptions options;
-      options.duration = scenario.duration;
-      options.drain_limit = scenario.drain_limit;
-      options.faults = scenario.faults;
       ClusterSimulator simulator(
           scenario.node, scenario.scheduler, [&] { return make_policy(scenario.policy); }, cluster,
-          scenario.seed, *source, options);
+          scenario.seed, *source, simulation_options_of(scenario));
       run.emplace(simulator.run());
     } catch (const std::exception& error) {  // a broken invariant, with the trial's settings
       ADD_FAILURE() << error.what();

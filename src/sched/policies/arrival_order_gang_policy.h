@@ -1,10 +1,9 @@
 // The gang half of the request-level baselines that keep one global order (fcfs and
 // easy-backfill): the gang is wanted when the first waiting request is a large one, and large
 // requests keep joining it only while no small request waits ahead of them. The order is the
-// queues' own (queue keys compare across queues): arrival order, or least slack first under
-// the scheduler's slack queue order. What the two differ in is
-// whether a small request may start ahead of a waiting large one (backfill), which each
-// subclass decides in admit_small.
+// queues' own (queue keys compare across queues): arrival order, or least slack first under the
+// scheduler's slack queue order. What the two differ in is whether a small request may start
+// ahead of a waiting large one (backfill), which each subclass decides in admit_small.
 #pragma once
 
 #include <optional>
