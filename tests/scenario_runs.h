@@ -12,6 +12,7 @@
 #include "config/scenario.h"
 #include "config/scenario_source.h"
 #include "sched/policy_registry.h"
+#include "sim/cluster_simulator.h"
 #include "sim/fault_spec.h"
 #include "sim/rng.h"
 #include "sim/simulator.h"
@@ -69,6 +70,16 @@ inline SimulationOptions simulation_options_of(const Scenario& scenario) {
 inline SimulationResult simulate_scenario(const Scenario& scenario, RequestSource& source) {
   Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,
                       source, simulation_options_of(scenario));
+  return simulator.run();
+}
+
+// The scenario on its `cluster` of nodes, as `gangway simulate` runs it. REQUIRES:
+// scenario.cluster.
+inline ClusterResult simulate_cluster(const Scenario& scenario) {
+  std::unique_ptr<RequestSource> source = make_request_source(scenario);
+  ClusterSimulator simulator(
+      scenario.node, scenario.scheduler, [&] { return make_policy(scenario.policy); },
+      *scenario.cluster, scenario.seed, *source, simulation_options_of(scenario));
   return simulator.run();
 }
 

@@ -555,8 +555,7 @@ void Scheduler::decide(Time now) {
   // runs again at once with deferral lifted; where the first pass left something running this
   // changes nothing. (The ladder's own wakeups, when it may step down, do not count here: with
   // every GPU idle, deferred work would wait a second or more for them.)
-  if (state_.live_sequences > 0 && !state_.any_engine_busy() &&
-      next_work_wakeup(now) == Time::max()) {
+  if (idle_with_live_work() && next_work_wakeup(now) == Time::max()) {
     progress_pass_ = true;
     decide_once(now);
     progress_pass_ = false;
@@ -576,8 +575,12 @@ void Scheduler::publish_overload(Time now) {
   }
 }
 
+bool Scheduler::idle_with_live_work() const {
+  return state_.live_sequences > 0 && !state_.any_engine_busy();
+}
+
 bool Scheduler::stalled(Time now) const {
-  return state_.live_sequences > 0 && !state_.any_engine_busy() && next_wakeup(now) == Time::max();
+  return idle_with_live_work() && next_wakeup(now) == Time::max();
 }
 
 void Scheduler::advance_gang(Time now) {

@@ -187,6 +187,8 @@ class Scheduler {
   void publish_overload(Time now);
   // One pass over the gang and every GPU: what decide() runs, and repeats for progress.
   void decide_once(Time now);
+  // Live requests and no iteration in flight.
+  bool idle_with_live_work() const;
   // Whether live work has nothing to run it: no iteration in flight and no wakeup asked for.
   bool stalled(Time now) const;
   // next_wakeup() without the overload ladder's wakeups: when something other than the ladder

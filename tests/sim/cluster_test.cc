@@ -10,6 +10,7 @@
 
 #include "config/scenario.h"
 #include "config/scenario_source.h"
+#include "scenario_runs.h"
 #include "sched/policy_registry.h"
 #include "sim/cluster_simulator.h"
 #include "sim/simulator.h"
@@ -30,23 +31,6 @@ Scenario peak_cluster(int nodes, ClusterRouterKind router, double rate_scale, do
   cluster.router = router;
   scenario.cluster = cluster;
   return scenario;
-}
-
-SimulationOptions options_of(const Scenario& scenario) {
-  SimulationOptions options;
-  options.duration = scenario.duration;
-  options.drain_limit = scenario.drain_limit;
-  options.warmup = scenario.warmup;
-  options.faults = scenario.faults;
-  return options;
-}
-
-ClusterResult simulate_cluster(const Scenario& scenario) {
-  std::unique_ptr<RequestSource> source = make_request_source(scenario);
-  ClusterSimulator simulator(
-      scenario.node, scenario.scheduler, [&] { return make_policy(scenario.policy); },
-      *scenario.cluster, scenario.seed, *source, options_of(scenario));
-  return simulator.run();
 }
 
 nlohmann::json summary(const ClusterResult& result) {
@@ -144,7 +128,7 @@ TEST(Cluster, OneNodeIsTheSingleNodeSimulator) {
   const ClusterResult cluster = simulate_cluster(scenario);
   std::unique_ptr<RequestSource> source = make_request_source(scenario);
   Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,
-                      *source, options_of(scenario));
+                      *source, simulation_options_of(scenario));
   const SimulationResult single = simulator.run();
   const double window = single.measured_s;
   EXPECT_EQ(cluster.total.metrics.total_json(window).dump(),

@@ -333,14 +333,10 @@ TEST(RandomScenarios, EveryRequestEndsOnceAcrossAClusterOfNodes) {
                  std::to_string(static_cast<int>(cluster.router)) + " spillover " +
                  std::to_string(cluster.spillover) + " pinned " +
                  std::to_string(cluster.pinned_share));
-    const Scenario& scenario = drawn.scenario;
+    drawn.scenario.cluster = cluster;
     std::optional<ClusterResult> run;
     try {
-      std::unique_ptr<RequestSource> source = make_request_source(scenario);
-      ClusterSimulator simulator(
-          scenario.node, scenario.scheduler, [&] { return make_policy(scenario.policy); }, cluster,
-          scenario.seed, *source, simulation_options_of(scenario));
-      run.emplace(simulator.run());
+      run.emplace(simulate_cluster(drawn.scenario));
     } catch (const std::exception& error) {  // a broken invariant, with the trial's settings
       ADD_FAILURE() << error.what();
       continue;
