@@ -7,6 +7,7 @@ packages=(
   g++ cmake make ninja-build pkg-config git clang-format clang-tidy
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libboost-dev
+  python3 python3-yaml python3-matplotlib
 )
 # The OpenAI Node client test (tests/client) needs node >= 18 and npm; Debian 12's will do when
 # the machine has none of its own.

@@ -10,10 +10,12 @@ output-length predictor against an oracle that reads the true lengths
 tiers (examples/azure-conv-replay.yaml) at rate scales around the node's capacity.
 
     make release     # or any Release build; GANGWAY=/path/to/gangway picks the binary
-    /usr/bin/python3 scripts/experiments/gang_sweep.py [--quick] [--only sweep|oracle|weights|azure]
+    /usr/bin/python3 scripts/experiments/gang_sweep.py [--quick] [--only sweep|steady|oracle|weights|azure]
+        [--out DIR]
 
 Writes docs/results/gang-sweep.{md,json}, gang-sweep-seeds.json (the mixed points on more
-seeds) and gang-sweep-goodput.png, gang-oracle.{md,json}, gang-weights.{md,json} (the arbiter's
+seeds) and gang-sweep-goodput.png, gang-steady.{md,json} (the points at and above capacity over
+longer windows), gang-oracle.{md,json}, gang-weights.{md,json} (the arbiter's
 weights at one mixed point), gang-azure.{md,json}.
 """
 
@@ -22,6 +24,7 @@ import json
 import os
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gangway_experiments as gx  # noqa: E402
@@ -149,6 +152,55 @@ def run_weights(base, weights):
     return results
 
 
+# Sustained overload: at and above capacity the backlog, and with it what admission turns away,
+# goes on growing for minutes, so a 60 s window measures the start of a transient (at 1.0 / 0.5
+# the policies' rejections are alike in the first minute and twice as high for time-slice after
+# five). The overloaded mixed points run again with STEADY_WINDOW_S measured, and one of them
+# (WINDOW_POINT) with windows of each length in WINDOWS_S under gangway-lease and its closest
+# baseline there.
+STEADY_LOADS = [1.0, 1.1]
+STEADY_WINDOW_S = 300
+WINDOW_POINT = (1.0, 0.5)
+WINDOWS_S = [60, 120, 300, 600]
+WINDOW_POLICIES = ["gangway-lease", "time-slice"]
+
+
+def with_window(base, window_s):
+    """`base` measured for `window_s` after its warm-up."""
+    return dict(base, duration_s=base["warmup_s"] + window_s)
+
+
+def steady_job(job):
+    """One (point, seed, window, policies) run of the sustained-overload part: its rows."""
+    (load, share), seed, window_s, policies, base = job
+    scenario = mix_scenario(with_window(dict(base, seed=seed), window_s), load, share)
+    document = gx.simulate(scenario, policies)
+    rows = []
+    for run in document["runs"]:
+        row = {"load": load, "large_share": share, "policy": policy_name(run), "seed": seed,
+               "window_s": window_s,
+               "rejected_fraction": run["total"]["rejected"] / max(1, run["total"]["arrived"]),
+               "drain_s": run["sim"]["simulated_s"] - base["warmup_s"] - window_s,
+               "sm_queue_p99": run["models"]["llama-3-8b"]["queue_ms"]["p99"]}
+        row.update(summarize(run))
+        rows.append(row)
+    return rows
+
+
+def run_steady(base, points, seeds, window_s, windows_s, workers):
+    """Every policy at `points` on `seeds` with `window_s` measured, then WINDOW_POLICIES at
+    WINDOW_POINT with each other window length in `windows_s`. Runs `workers` simulations at
+    once; the rows come back in job order, so the output does not depend on scheduling."""
+    jobs = [(point, seed, window_s, POLICIES, base) for point in points for seed in seeds]
+    jobs += [(WINDOW_POINT, seed, window, WINDOW_POLICIES, base)
+             for window in windows_s if window != window_s for seed in seeds]
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        results = [row for rows in pool.map(steady_job, jobs) for row in rows]
+    for row in results:
+        print(json.dumps(row), flush=True)
+    return results
+
+
 AZURE_TRACE = "data/traces/AzureLLMInferenceTrace_conv.csv"
 
 
@@ -188,10 +240,12 @@ def run_azure(base, scales, window_s, warmup_s, drain_s):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer points, shorter windows")
-    parser.add_argument("--only", choices=["sweep", "oracle", "weights", "azure"],
+    parser.add_argument("--only", choices=["sweep", "steady", "oracle", "weights", "azure"],
                         action="append", help="run only these parts (repeatable; default: all)")
+    parser.add_argument("--out", default=os.path.join(gx.ROOT, "docs", "results"),
+                        help="where the reports go (default: docs/results)")
     args = parser.parse_args()
-    parts = args.only or ["sweep", "oracle", "weights", "azure"]
+    parts = args.only or ["sweep", "steady", "oracle", "weights", "azure"]
     base = gx.load_scenario("examples/peak-mixed.yaml")
     azure_base = gx.load_scenario("examples/azure-conv-replay.yaml")
     if args.quick:
@@ -201,6 +255,7 @@ def main():
         weights = [1, 6]
         azure_scales, azure_window, azure_warmup = [100], 16, 4
         extra_seeds = [1]
+        steady_seeds, steady_window, windows = [1, 2], 30, [10, 30]
     else:
         base["warmup_s"], base["duration_s"], base["drain_s"] = 5, 65, 60
         loads, shares = [0.5, 0.7, 0.85, 1.0, 1.1], [0.0, 0.25, 0.5, 0.75, 1.0]
@@ -212,7 +267,8 @@ def main():
         # Ten more seeds: at the points where gangway and time-slice are within a few tenths of a
         # percent of each other, five seeds in all were not enough to tell which is ahead.
         extra_seeds = list(range(1, 11))
-    out_dir = os.path.join(gx.ROOT, "docs", "results")
+        steady_seeds, steady_window, windows = extra_seeds + [base["seed"]], STEADY_WINDOW_S, WINDOWS_S
+    out_dir = args.out
     os.makedirs(out_dir, exist_ok=True)
     settings = {"peak_warmup_s": base["warmup_s"], "peak_duration_s": base["duration_s"],
                 "peak_drain_s": base["drain_s"], "seed": base["seed"],
@@ -237,6 +293,14 @@ def main():
         with open(os.path.join(out_dir, "gang-sweep.json"), "w") as f:
             json.dump(results, f, indent=1)
         write_report(results, loads, shares, out_dir, settings, seed_results)
+    if "steady" in parts:
+        steady_points = [(load, share) for load in loads if load in STEADY_LOADS
+                         for share in shares if 0 < share < 1]
+        settings.update(steady_window_s=steady_window, steady_seeds=steady_seeds)
+        run_part(settings, "steady", out_dir,
+                 lambda: run_steady(base, steady_points, steady_seeds, steady_window, windows,
+                                    os.cpu_count() or 1),
+                 lambda r: write_steady_report(r, steady_points, out_dir, settings))
     if "oracle" in parts:
         run_part(settings, "oracle", out_dir, lambda: run_oracle(base, oracle_points),
                  lambda r: write_oracle_report(r, out_dir, settings))
@@ -384,50 +448,129 @@ def write_report(results, loads, shares, out_dir, settings, seed_results):
 def seeds_section(results, loads, shares, settings):
     """gangway-lease against the best baseline over every seed run, at the mixed points."""
     seeds = sorted({r["seed"] for r in results})
+    points = [(load, share) for load in loads for share in shares if 0 < share < 1]
+    table, wins, undecided = margins_over_seeds(results, points, seeds)
     lines = [f"## Over {len(seeds)} seeds", "",
              f"The points where both tiers have traffic, on seeds {', '.join(map(str, seeds))} "
-             f"(the extra seeds took {settings['seeds_wall_s']:.0f} s). Mean goodput over the "
-             "seeds; the best baseline is the one with the highest mean; margin on the means; "
-             "ahead = seeds on which gangway-lease has at least that baseline's goodput; spread = "
-             "lowest and highest margin on one seed; 95 % interval = of the mean per-seed "
-             "difference (paired: a seed gives both policies the same arrivals), relative to "
-             "the baseline's mean.", ""]
+             f"(the extra seeds took {settings['seeds_wall_s']:.0f} s). " + MARGINS_LEGEND, "",
+             gx.markdown_table(MARGINS_TABLE_HEADER, table), "",
+             f"On the means `gangway-lease` leads or ties at {wins} of {len(points)} mixed points. "
+             f"The interval contains 0 at {len(undecided)} "
+             f"({', '.join(undecided) if undecided else 'none'}): there the seeds cannot tell "
+             "the two apart.", ""]
+    return lines
+
+
+MARGINS_LEGEND = (
+    "Mean goodput over the seeds; the best baseline is the one with the highest mean; margin on "
+    "the means; ahead = seeds on which gangway-lease has at least that baseline's goodput; spread "
+    "= lowest and highest margin on one seed; 95 % interval = of the mean per-seed difference "
+    "(paired: a seed gives both policies the same arrivals), relative to the baseline's mean.")
+MARGINS_TABLE_HEADER = ["load", "LM share", "gangway-lease", "best baseline", "margin", "ahead",
+                        "spread", "95 % interval"]
+
+
+def margins_over_seeds(results, points, seeds):
+    """gangway-lease against the baseline with the best mean goodput at each (load, share) point
+    of `results` (rows with a seed each): the table's rows, how many points it leads or ties on
+    the means, and the points whose paired 95 % interval contains 0."""
     table = []
     wins = 0
-    points = 0
     undecided = []
-    for load in loads:
-        for share in shares:
-            if not 0 < share < 1:
-                continue
-            points += 1
-            by_policy = {}
-            for r in results:
-                if r["load"] == load and r["large_share"] == share:
-                    by_policy.setdefault(r["policy"], {})[r["seed"]] = r["goodput"]
-            mean = {p: sum(v.values()) / len(v) for p, v in by_policy.items()}
-            base = max(BASELINES, key=lambda p: mean[p])
-            lease = by_policy["gangway-lease"]
-            margins = [lease[s] / by_policy[base][s] - 1 for s in seeds if by_policy[base][s] > 0]
-            ahead = sum(lease[s] >= by_policy[base][s] for s in seeds)
-            margin = mean["gangway-lease"] / mean[base] - 1
-            wins += 1 if margin >= 0 else 0
-            low, high = gx.paired_interval([lease[s] for s in seeds],
-                                           [by_policy[base][s] for s in seeds])
-            if low < 0 < high:
-                undecided.append(f"{load:.2f} / {share:.2f}")
-            table.append([f"{load:.2f}", f"{share:.2f}", fmt(mean["gangway-lease"]),
-                          f"{base} {fmt(mean[base])}", fmt(margin, 1, True),
-                          f"{ahead} of {len(seeds)}",
-                          f"{fmt(min(margins), 1, True)} .. {fmt(max(margins), 1, True)}",
-                          f"{fmt(low, 2, True)} .. {fmt(high, 2, True)}"])
-    lines += [gx.markdown_table(["load", "LM share", "gangway-lease", "best baseline", "margin",
-                                 "ahead", "spread", "95 % interval"], table), "",
-              f"On the means `gangway-lease` leads or ties at {wins} of {points} mixed points. "
+    for load, share in points:
+        by_policy = {}
+        for r in results:
+            if r["load"] == load and r["large_share"] == share:
+                by_policy.setdefault(r["policy"], {})[r["seed"]] = r["goodput"]
+        mean = {p: sum(v.values()) / len(v) for p, v in by_policy.items()}
+        base = max(BASELINES, key=lambda p: mean[p])
+        lease = by_policy["gangway-lease"]
+        margins = [lease[s] / by_policy[base][s] - 1 for s in seeds if by_policy[base][s] > 0]
+        ahead = sum(lease[s] >= by_policy[base][s] for s in seeds)
+        margin = mean["gangway-lease"] / mean[base] - 1
+        wins += 1 if margin >= 0 else 0
+        low, high = gx.paired_interval([lease[s] for s in seeds],
+                                       [by_policy[base][s] for s in seeds])
+        if low < 0 < high:
+            undecided.append(f"{load:.2f} / {share:.2f}")
+        table.append([f"{load:.2f}", f"{share:.2f}", fmt(mean["gangway-lease"]),
+                      f"{base} {fmt(mean[base])}", fmt(margin, 1, True),
+                      f"{ahead} of {len(seeds)}",
+                      f"{fmt(min(margins), 1, True)} .. {fmt(max(margins), 1, True)}",
+                      f"{fmt(low, 2, True)} .. {fmt(high, 2, True)}"])
+    return table, wins, undecided
+
+
+def write_steady_report(results, points, out_dir, settings):
+    window_s = settings["steady_window_s"]
+    seeds = settings["steady_seeds"]
+    steady = [r for r in results if r["window_s"] == window_s]
+    lines = ["# Sustained overload: the points at and above capacity over longer windows", "",
+             "Generated by `scripts/experiments/gang_sweep.py`; do not edit by hand. At and above "
+             "the node's capacity no queue settles within a minute: a policy whose split does not "
+             "follow demand lets one tier's backlog grow, and the backlog, with what admission "
+             "turns away, goes on growing for minutes (the window-length table below): a 60 s "
+             "window measures the start of that transient. "
+             f"Here the sweep's mixed points at load {', '.join(f'{x:.1f}' for x in STEADY_LOADS)} "
+             f"run again with {window_s} s measured (after a {settings['peak_warmup_s']} s "
+             f"warm-up, up to {settings['peak_drain_s']} s of drain), every policy on the same "
+             f"arrivals, seeds {', '.join(map(str, seeds))}. This part took "
+             f"{settings['steady_wall_s']:.0f} s.", "",
+             f"## gangway-lease against the best baseline, {window_s} s windows", "",
+             MARGINS_LEGEND, ""]
+    table, wins, undecided = margins_over_seeds(steady, points, seeds)
+    lines += [gx.markdown_table(MARGINS_TABLE_HEADER, table), "",
+              f"On the means `gangway-lease` leads or ties at {wins} of {len(points)} points. "
               f"The interval contains 0 at {len(undecided)} "
-              f"({', '.join(undecided) if undecided else 'none'}): there the seeds cannot tell "
-              "the two apart.", ""]
-    return lines
+              f"({', '.join(undecided) if undecided else 'none'}).", "",
+              "## Arrivals turned away by admission (mean over the seeds)", ""]
+    table = []
+    for load, share in points:
+        cells = [f"{load:.2f}", f"{share:.2f}"]
+        for policy in POLICIES:
+            rows = [r for r in steady if r["policy"] == policy and r["load"] == load
+                    and r["large_share"] == share]
+            cells.append(fmt(sum(r["rejected_fraction"] for r in rows) / len(rows), 2, True))
+        table.append(cells)
+    lines += [gx.markdown_table(["load", "LM share"] + POLICIES, table), ""]
+    load, share = WINDOW_POINT
+    lines += [f"## Window length at {load:.2f} / {share:.2f}", "",
+              "The same point measured over windows of each length (seconds after the warm-up), "
+              f"{' and '.join(WINDOW_POLICIES)}, mean over the seeds; margin and ahead as above; "
+              "drain = how long the run went on after the window to finish the work admitted in "
+              "it; SM queue p99 over all classes.", ""]
+    table = []
+    for window in sorted({r["window_s"] for r in results}):
+        rows = [r for r in results if r["window_s"] == window and r["load"] == load
+                and r["large_share"] == share]
+        mean = {}
+        for policy in WINDOW_POLICIES:
+            mine = [r for r in rows if r["policy"] == policy]
+            mean[policy] = {key: sum(r[key] for r in mine) / len(mine)
+                            for key in ("goodput", "rejected_fraction", "drain_s",
+                                        "sm_queue_p99")}
+        ours, theirs = (by_seed(rows, policy) for policy in WINDOW_POLICIES)
+        low, high = gx.paired_interval([ours[s] for s in seeds], [theirs[s] for s in seeds])
+        cells = [str(window)]
+        for policy in WINDOW_POLICIES:
+            m = mean[policy]
+            cells += [fmt(m["goodput"]), fmt(m["rejected_fraction"], 2, True),
+                      fmt(m["drain_s"], 2), fmt(m["sm_queue_p99"], 0)]
+        first, second = (mean[p]["goodput"] for p in WINDOW_POLICIES)
+        cells += [fmt(first / second - 1, 2, True),
+                  f"{sum(ours[s] >= theirs[s] for s in seeds)} of {len(seeds)}",
+                  f"{fmt(low, 2, True)} .. {fmt(high, 2, True)}"]
+        table.append(cells)
+    header = ["window s"]
+    for policy in WINDOW_POLICIES:
+        header += [f"{policy} goodput", "rejected", "drain s", "SM queue p99 ms"]
+    lines += [gx.markdown_table(header + ["margin", "ahead", "95 % interval"], table), ""]
+    with open(os.path.join(out_dir, "gang-steady.md"), "w") as f:
+        f.write("\n".join(lines))
+
+
+def by_seed(rows, policy):
+    return {r["seed"]: r["goodput"] for r in rows if r["policy"] == policy}
 
 
 def write_oracle_report(results, out_dir, settings):

@@ -17,7 +17,7 @@ cache-blind rule) keeps the queueing delay p99 under 1 s, found by a short bisec
 workload (printed and recorded), so "80 % load" means 0.8 of that rate.
 
     build the release binary, then:
-    GANGWAY=build-kv-rel/src/cli/gangway /usr/bin/python3 scripts/experiments/kv_routing.py [--quick]
+    GANGWAY=build-kv-rel/src/cli/gangway /usr/bin/python3 scripts/experiments/kv_routing.py [--quick] [--out DIR]
 
 Writes docs/results/kv-routing.md, docs/results/kv-routing.json and docs/results/kv-routing-*.png.
 Reports only what the runs measured.
@@ -653,6 +653,8 @@ def plot(results, out_dir):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer points, shorter windows")
+    parser.add_argument("--out", default=os.path.join(gx.ROOT, "docs", "results"),
+                        help="where the report goes (default: docs/results)")
     args = parser.parse_args()
     started = time.time()
     if args.quick:
@@ -738,7 +740,7 @@ def main():
     results["chunks"] = chunk_sweep(chunks, short)
 
     results["wall_s"] = time.time() - started
-    out_dir = os.path.join(gx.ROOT, "docs", "results")
+    out_dir = args.out
     os.makedirs(out_dir, exist_ok=True)
     with open(os.path.join(out_dir, "kv-routing.json"), "w") as f:
         json.dump(results, f, indent=1)
