@@ -13,8 +13,10 @@ behind a router model (the scenario's cluster: section).
 Writes docs/results/overload.{md,json} and the plots overload-goodput.png and
 overload-recovery.png. Every number in docs/overload.md comes from here.
 
-    GANGWAY=build/release/src/cli/gangway /usr/bin/python3 scripts/experiments/overload.py
+    GANGWAY=build/release/src/cli/gangway /usr/bin/python3 scripts/experiments/overload.py \
+        [--quick] [--out DIR]
 """
+import argparse
 import json
 import os
 import subprocess
@@ -223,7 +225,24 @@ def summary(run):
     return row
 
 
+def parse_args():
+    """--out picks where the report goes; --quick (a smoke test of the script, run by `make
+    test`) keeps every part but runs fewer seeds and shorter windows."""
+    global RESULTS, BURSTY_SEEDS, TARGET_SEEDS, TARGET_LONG_SEEDS, TARGET_LONG_DURATION_S
+    global DURATION_S
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="fewer seeds, shorter windows")
+    parser.add_argument("--out", default=RESULTS, help="where the report goes (docs/results)")
+    args = parser.parse_args()
+    RESULTS = args.out
+    if args.quick:
+        BURSTY_SEEDS, TARGET_SEEDS, TARGET_LONG_SEEDS = [1, 2], [1, 2], [1]
+        TARGET_LONG_DURATION_S = TARGET_DURATION_S
+        DURATION_S = 8
+
+
 def main():
+    parse_args()
     if not os.path.exists(GANGWAY):
         sys.exit(f"no gangway binary at {GANGWAY}; build it or set GANGWAY")
     os.makedirs(RESULTS, exist_ok=True)
