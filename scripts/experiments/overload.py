@@ -231,7 +231,7 @@ def parse_args():
     """--out picks where the report goes; --quick (a smoke test of the script, run by `make
     test`) keeps every part but runs fewer seeds and shorter windows."""
     global RESULTS, BURSTY_SEEDS, TARGET_SEEDS, TARGET_LONG_SEEDS, TARGET_LONG_DURATION_S
-    global DURATION_S
+    global DURATION_S, LOADS, BURSTY_SEED_LOADS, BURST_LOADS, TARGET_DURATION_S
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="fewer seeds, shorter windows")
     parser.add_argument("--out", default=RESULTS, help="where the report goes (docs/results)")
@@ -239,8 +239,8 @@ def parse_args():
     RESULTS = args.out
     if args.quick:
         BURSTY_SEEDS, TARGET_SEEDS, TARGET_LONG_SEEDS = [1, 2], [1, 2], [1]
-        TARGET_LONG_DURATION_S = TARGET_DURATION_S
-        DURATION_S = 8
+        TARGET_DURATION_S = TARGET_LONG_DURATION_S = 10
+        DURATION_S, LOADS, BURSTY_SEED_LOADS, BURST_LOADS = 8, [0.85, 2.0], [0.85], [2.0]
 
 
 def main():
