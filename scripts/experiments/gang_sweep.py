@@ -10,8 +10,8 @@ output-length predictor against an oracle that reads the true lengths
 tiers (examples/azure-conv-replay.yaml) at rate scales around the node's capacity.
 
     make release     # or any Release build; GANGWAY=/path/to/gangway picks the binary
-    /usr/bin/python3 scripts/experiments/gang_sweep.py [--quick] [--only sweep|steady|oracle|weights|azure]
-        [--out DIR]
+    /usr/bin/python3 scripts/experiments/gang_sweep.py [--quick] [--out DIR]
+        [--only sweep|steady|oracle|weights|azure]
 
 Writes docs/results/gang-sweep.{md,json}, gang-sweep-seeds.json (the mixed points on more
 seeds) and gang-sweep-goodput.png, gang-steady.{md,json} (the points at and above capacity over
@@ -267,7 +267,8 @@ def main():
         # Ten more seeds: at the points where gangway and time-slice are within a few tenths of a
         # percent of each other, five seeds in all were not enough to tell which is ahead.
         extra_seeds = list(range(1, 11))
-        steady_seeds, steady_window, windows = extra_seeds + [base["seed"]], STEADY_WINDOW_S, WINDOWS_S
+        steady_seeds = extra_seeds + [base["seed"]]
+        steady_window, windows = STEADY_WINDOW_S, WINDOWS_S
     out_dir = args.out
     os.makedirs(out_dir, exist_ok=True)
     settings = {"peak_warmup_s": base["warmup_s"], "peak_duration_s": base["duration_s"],
