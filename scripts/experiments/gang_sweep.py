@@ -336,6 +336,9 @@ def row_for(results, policy, **where):
 
 
 BASELINES = ["fcfs", "sm-first", "lm-first", "time-slice", "easy-backfill"]
+# Exclusive-mode baselines that serve both tiers (sm-first starves the LM, time-slice is
+# iteration-level): gangway-exclusive is also compared with the best of these.
+EXCLUSIVE_BASELINES = ["fcfs", "lm-first", "easy-backfill"]
 
 
 def write_report(results, loads, shares, out_dir, settings, seed_results):
@@ -380,7 +383,7 @@ def write_report(results, loads, shares, out_dir, settings, seed_results):
             base = max((row_for(results, p, load=load, large_share=share) for p in BASELINES),
                        key=lambda r: r["goodput"])
             ex_base = max((row_for(results, p, load=load, large_share=share)
-                           for p in ["fcfs", "lm-first", "easy-backfill"]),
+                           for p in EXCLUSIVE_BASELINES),
                           key=lambda r: r["goodput"])
             margin = lease["goodput"] / base["goodput"] - 1 if base["goodput"] > 0 else None
             ex_margin = (excl["goodput"] / ex_base["goodput"] - 1
@@ -524,6 +527,22 @@ def write_steady_report(results, points, out_dir, settings):
               f"On the means `gangway-lease` leads or ties at {wins} of {len(points)} points. "
               f"The interval contains 0 at {len(undecided)} "
               f"({', '.join(undecided) if undecided else 'none'}).", "",
+              "## gangway-exclusive against the exclusive-mode baselines", "",
+              "Mean goodput over the seeds against the best of `fcfs`, `lm-first` and "
+              "`easy-backfill` (the exclusive-mode baselines that serve both tiers).", ""]
+    table = []
+    for load, share in points:
+        mean = {}
+        for policy in ["gangway-exclusive"] + EXCLUSIVE_BASELINES:
+            goodputs = [r["goodput"] for r in steady if r["policy"] == policy
+                        and r["load"] == load and r["large_share"] == share]
+            mean[policy] = sum(goodputs) / len(goodputs)
+        base = max(EXCLUSIVE_BASELINES, key=lambda p: mean[p])
+        ratio = mean["gangway-exclusive"] / mean[base] if mean[base] > 0 else None
+        table.append([f"{load:.2f}", f"{share:.2f}", fmt(mean["gangway-exclusive"]),
+                      f"{base} {fmt(mean[base])}", f"{fmt(ratio)}x"])
+    lines += [gx.markdown_table(["load", "LM share", "gangway-exclusive",
+                                 "best exclusive baseline", "ratio"], table), "",
               "## Arrivals turned away by admission (mean over the seeds)", ""]
     table = []
     for load, share in points:
