@@ -9,7 +9,7 @@ sum over tiers of (offered rate / this capacity).
 
     build the release binary (make release), then:
     /usr/bin/python3 scripts/experiments/capacity.py [examples/peak-mixed.yaml] \
-        [--quick] [--out FILE]
+        [--quick] [--out DIR]
 
 Writes docs/capacity.md and prints the capacities as JSON.
 """
@@ -72,8 +72,8 @@ def main():
     parser.add_argument("scenario", nargs="?", default="examples/peak-mixed.yaml")
     parser.add_argument("--quick", action="store_true",
                         help="short windows, a coarse search (a smoke test of the script)")
-    parser.add_argument("--out", default=os.path.join(gx.ROOT, "docs", "capacity.md"),
-                        help="the report's path (default: docs/capacity.md)")
+    parser.add_argument("--out", default=os.path.join(gx.ROOT, "docs"),
+                        help="where capacity.md goes (default: docs)")
     args = parser.parse_args()
     if args.quick:
         WINDOW, TOLERANCE = (2, 12, 10), 1.2
@@ -110,8 +110,8 @@ The search:
 
 {gx.markdown_table(["tier", "rate (req/s)", "stable", "queue p99 (ms)", "GPU utilization"], rows)}
 """
-    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
-    with open(args.out, "w") as f:
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "capacity.md"), "w") as f:
         f.write(text)
 
 
