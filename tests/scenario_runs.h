@@ -14,9 +14,9 @@
 #include "sched/policy_registry.h"
 #include "sim/cluster_simulator.h"
 #include "sim/fault_spec.h"
-#include "sim/rng.h"
 #include "sim/simulator.h"
-#include "sim/workload/request_source.h"
+#include "workload/request_source.h"
+#include "workload/rng.h"
 
 namespace gangway {
 

@@ -8,10 +8,10 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "client/load_generator.h"
 #include "config/scenario.h"
 #include "config/scenario_source.h"
 #include "core/input_error.h"
-#include "server/load_generator.h"
 
 namespace gangway {
 namespace {

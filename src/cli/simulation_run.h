@@ -13,7 +13,7 @@
 #include "sched/kv_statistics.h"
 #include "sim/cluster_simulator.h"
 #include "sim/simulator.h"
-#include "sim/workload/request_source.h"
+#include "workload/request_source.h"
 
 namespace gangway {
 

@@ -1,7 +1,7 @@
 #include "cli/workload_overrides.h"
 
 #include "core/input_error.h"
-#include "sim/trace/trace_spec.h"
+#include "workload/trace/trace_spec.h"
 
 namespace gangway {
 

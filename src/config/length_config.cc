@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "config/input_path.h"
-#include "sim/trace/trace_row_reader.h"
+#include "workload/trace/trace_row_reader.h"
 
 namespace gangway {
 namespace {

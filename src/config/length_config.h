@@ -7,8 +7,8 @@
 #include <string>
 
 #include "config/yaml_reader.h"
-#include "sim/trace/trace_spec.h"
-#include "sim/workload/workload_spec.h"
+#include "workload/trace/trace_spec.h"
+#include "workload/workload_spec.h"
 
 namespace gangway {
 

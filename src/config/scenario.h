@@ -16,8 +16,8 @@
 #include "sched/scheduler.h"
 #include "sim/cluster_spec.h"
 #include "sim/fault_spec.h"
-#include "sim/trace/trace_spec.h"
-#include "sim/workload/workload_spec.h"
+#include "workload/trace/trace_spec.h"
+#include "workload/workload_spec.h"
 
 namespace gangway {
 

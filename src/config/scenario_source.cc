@@ -1,7 +1,7 @@
 #include "config/scenario_source.h"
 
-#include "sim/trace/trace_source.h"
-#include "sim/workload/workload.h"
+#include "workload/trace/trace_source.h"
+#include "workload/workload.h"
 
 namespace gangway {
 

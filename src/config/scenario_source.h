@@ -6,7 +6,7 @@
 #include <memory>
 
 #include "config/scenario.h"
-#include "sim/workload/request_source.h"
+#include "workload/request_source.h"
 
 namespace gangway {
 

@@ -12,7 +12,7 @@
 #include "config/yaml_reader.h"
 #include "core/node_spec.h"
 #include "core/time.h"
-#include "sim/workload/workload_spec.h"
+#include "workload/workload_spec.h"
 
 namespace gangway {
 

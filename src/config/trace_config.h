@@ -9,7 +9,7 @@
 
 #include "config/scenario_names.h"
 #include "config/yaml_reader.h"
-#include "sim/trace/trace_spec.h"
+#include "workload/trace/trace_spec.h"
 
 namespace gangway {
 

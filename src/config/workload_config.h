@@ -9,8 +9,8 @@
 
 #include "config/scenario_names.h"
 #include "config/yaml_reader.h"
-#include "sim/trace/trace_spec.h"
-#include "sim/workload/workload_spec.h"
+#include "workload/trace/trace_spec.h"
+#include "workload/workload_spec.h"
 
 namespace gangway {
 

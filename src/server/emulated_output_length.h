@@ -19,8 +19,8 @@
 
 #include "config/scenario.h"
 #include "config/server_config.h"
-#include "sim/rng.h"
-#include "sim/workload/length_sampler.h"
+#include "workload/length_sampler.h"
+#include "workload/rng.h"
 
 namespace gangway {
 

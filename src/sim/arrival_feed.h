@@ -8,7 +8,7 @@
 
 #include "core/time.h"
 #include "sim/event_queue.h"
-#include "sim/workload/request_source.h"
+#include "workload/request_source.h"
 
 namespace gangway {
 

@@ -1,6 +1,6 @@
 #include "sim/cluster_router.h"
 
-#include "sim/rng.h"
+#include "workload/rng.h"
 
 namespace gangway {
 

@@ -20,7 +20,7 @@
 #include "sched/scheduler.h"
 #include "sim/event_queue.h"
 #include "sim/fault_spec.h"
-#include "sim/workload/request_source.h"
+#include "workload/request_source.h"
 
 namespace gangway {
 

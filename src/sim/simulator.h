@@ -23,7 +23,7 @@
 #include "sim/fault_spec.h"
 #include "sim/node_driver.h"
 #include "sim/time_series.h"
-#include "sim/workload/request_source.h"
+#include "workload/request_source.h"
 
 namespace gangway {
 

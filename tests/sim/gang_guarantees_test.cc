@@ -25,9 +25,9 @@
 #include "config/scenario_source.h"
 #include "scenario_runs.h"
 #include "sched/policy_registry.h"
-#include "sim/rng.h"
 #include "sim/simulator.h"
-#include "sim/workload/request_source.h"
+#include "workload/request_source.h"
+#include "workload/rng.h"
 
 namespace gangway {
 namespace {

@@ -16,8 +16,8 @@
 #include "config/scenario_source.h"
 #include "scenario_runs.h"
 #include "sched/policy_registry.h"
-#include "sim/rng.h"
 #include "sim/simulator.h"
+#include "workload/rng.h"
 
 namespace gangway {
 namespace {

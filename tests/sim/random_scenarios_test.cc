@@ -31,8 +31,8 @@
 #include "sched/policy_registry.h"
 #include "sched/router_registry.h"
 #include "sim/cluster_simulator.h"
-#include "sim/rng.h"
 #include "sim/simulator.h"
+#include "workload/rng.h"
 
 namespace gangway {
 namespace {

@@ -1,0 +1,87 @@
+// gangway load against a real server: every request of the source is sent at its arrival time
+// and measured, and a kept-alive connection that the server closed while it sat idle in the pool
+// (the server's read timeout) does not turn into a failed request: the request is sent again on
+// a fresh connection, because nothing of an answer came back.
+#include "client/load_generator.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "server/server_harness_for_tests.h"
+
+namespace gangway {
+namespace {
+
+// Requests at fixed times, small model, first class, first tenant.
+class FixedSource final : public RequestSource {
+ public:
+  explicit FixedSource(std::vector<double> arrivals_s) : arrivals_s_(std::move(arrivals_s)) {}
+  std::optional<Time> peek_arrival() const override {
+    if (next_ >= arrivals_s_.size()) return std::nullopt;
+    return Time::zero() + seconds_to_duration(arrivals_s_[next_]);
+  }
+  std::optional<WorkloadItem> next() override {
+    const std::optional<Time> arrival = peek_arrival();
+    if (!arrival) return std::nullopt;
+    WorkloadItem item;
+    item.spec.id = RequestId(next_);
+    item.spec.model = ModelId(0);
+    item.spec.slo_class = SloClassId(0);
+    item.spec.tenant = TenantId(0);
+    item.spec.arrival = *arrival;
+    item.spec.prompt_tokens = 20;
+    item.spec.max_tokens = 8;
+    item.output_tokens = 3;
+    ++next_;
+    return item;
+  }
+  size_t stream_count() const override { return 1; }
+  std::string stream_name(size_t) const override { return "fixed"; }
+
+ private:
+  std::vector<double> arrivals_s_;
+  size_t next_ = 0;
+};
+
+LoadResult run_load(const testing::RunningServer& server, std::vector<double> arrivals_s,
+                    double duration_s) {
+  FixedSource source(std::move(arrivals_s));
+  LoadOptions options;
+  options.target.port = server.port();
+  options.duration = seconds_to_duration(duration_s);
+  options.drain_timeout = std::chrono::seconds(10);
+  LoadGenerator generator(server.scenario(), source, options);
+  return generator.run();
+}
+
+TEST(LoadGeneratorTest, SendsEveryRequestAndMeasuresItFromTheClientSide) {
+  testing::RunningServer server;
+  const LoadResult result = run_load(server, {0.0, 0.01, 0.02, 0.03, 0.2}, 0.3);
+  EXPECT_EQ(result.sent, 5);
+  EXPECT_TRUE(result.transport_errors.empty());
+  EXPECT_EQ(result.http_status.at(200), 5);
+  const RequestStats& total = result.metrics.total();
+  EXPECT_EQ(total.arrived(), 5u);
+  EXPECT_EQ(total.completed(), 5u);
+  EXPECT_EQ(total.output_tokens(), 5u * 3);  // min_tokens carried the true output length
+  EXPECT_EQ(total.ttft_ms().count(), 5u);
+  EXPECT_EQ(result.server_added_ttft_ms.count(), 5u);
+}
+
+TEST(LoadGeneratorTest, PooledConnectionClosedByTheServerWhileIdleIsRetriedNotFailed) {
+  // The test server closes a kept-alive connection idle for 0.5 s (read_timeout_s); the load
+  // generator keeps idle connections for reuse up to 5 s. Each request after the first therefore
+  // goes out on a connection the server has already closed, and is sent again on a new one.
+  testing::RunningServer server;
+  const LoadResult result = run_load(server, {0.0, 1.0, 2.0}, 2.1);
+  EXPECT_EQ(result.sent, 3);
+  EXPECT_TRUE(result.transport_errors.empty())
+      << result.transport_errors.size() << " kinds, first: "
+      << (result.transport_errors.empty() ? "" : result.transport_errors.begin()->first);
+  EXPECT_EQ(result.metrics.total().completed(), 3u);
+  EXPECT_EQ(result.http_status.at(200), 3);
+}
+
+}  // namespace
+}  // namespace gangway
