@@ -18,6 +18,7 @@
 #include <system_error>
 #include <unordered_map>
 
+#include "client/sse_stream.h"
 #include "core/input_error.h"
 #include "engine/emulated_tokenizer.h"
 #include "engine/wall_clock.h"
@@ -52,24 +53,6 @@ Outcome outcome_for(Reason reason) {
     default:
       return Outcome::kRejected;
   }
-}
-
-template <typename Number>
-std::optional<Number> number_after(std::string_view text, std::string_view key) {
-  const size_t at = text.find(key);
-  if (at == std::string_view::npos) return std::nullopt;
-  const char* begin = text.data() + at + key.size();
-  Number value{};
-  if constexpr (std::is_floating_point_v<Number>) {
-    char* end = nullptr;
-    const std::string copy(begin, std::min<size_t>(32, text.size() - at - key.size()));
-    value = static_cast<Number>(std::strtod(copy.c_str(), &end));
-    if (end == copy.c_str()) return std::nullopt;
-  } else {
-    const auto [end, ec] = std::from_chars(begin, text.data() + text.size(), value);
-    if (ec != std::errc()) return std::nullopt;
-  }
-  return value;
 }
 
 }  // namespace
@@ -197,7 +180,8 @@ class LoadGenerator::Impl {
     Time sent;
     std::optional<Time> first_token;
     int32_t tokens = 0;
-    std::string events;  // SSE bytes not yet split into events
+    SseSplitter events;
+    int32_t invalid_events = 0;  // data that is neither a JSON object nor [DONE]
     bool saw_done = false;
     bool saw_finish = false;
     bool got_bytes = false;
@@ -495,63 +479,46 @@ class LoadGenerator::Impl {
   }
 
   // --- the answer ---------------------------------------------------------------------------
-  // SSE events are parsed in place; only an event split across reads is copied (to be
-  // completed by the next bytes).
+  // SSE events are split from the body's bytes (sse_stream.h) and each event's data is read as
+  // JSON, so that any server's spelling of the same chunk reads the same.
   void on_stream_bytes(Exchange& exchange, std::string_view bytes) {
     exchange.got_bytes = true;
     const Time now = clock_.now();
-    if (!exchange.events.empty()) {
-      exchange.events.append(bytes);
-      const size_t used = split_events(exchange, exchange.events, now);
-      exchange.events.erase(0, used);
-      return;
-    }
-    const size_t used = split_events(exchange, bytes, now);
-    if (used < bytes.size()) exchange.events.assign(bytes.substr(used));
+    exchange.events.feed(bytes, [&](std::string_view data) { on_event(exchange, data, now); });
   }
 
-  // Handles every complete event in `bytes`; returns how many bytes they took.
-  size_t split_events(Exchange& exchange, std::string_view bytes, Time now) {
-    size_t start = 0;
-    for (;;) {
-      const size_t end = bytes.find("\n\n", start);
-      if (end == std::string_view::npos) return start;
-      on_event(exchange, bytes.substr(start, end - start), now);
-      start = end + 2;
+  void on_event(Exchange& exchange, std::string_view data, Time now) {
+    const StreamChunk chunk = parse_stream_chunk(data);
+    switch (chunk.kind) {
+      case StreamChunk::Kind::kDone:
+        exchange.saw_done = true;
+        return;
+      case StreamChunk::Kind::kError:
+        exchange.stream_error = reason_from_code(chunk.error_code).value_or(Reason::kEngineFailed);
+        return;
+      case StreamChunk::Kind::kInvalid:
+        ++exchange.invalid_events;
+        return;
+      case StreamChunk::Kind::kChunk:
+        break;
     }
-  }
-
-  void on_event(Exchange& exchange, std::string_view event, Time now) {
-    if (!event.starts_with("data: ")) return;
-    const std::string_view data = event.substr(6);
-    if (data == "[DONE]") {
-      exchange.saw_done = true;
-      return;
-    }
-    if (data.starts_with("{\"error\"")) {
-      const nlohmann::json error = nlohmann::json::parse(data, nullptr, false);
-      std::string code;
-      if (error.is_object() && error["error"].is_object() && error["error"]["code"].is_string()) {
-        code = error["error"]["code"].get<std::string>();
-      }
-      exchange.stream_error = reason_from_code(code).value_or(Reason::kEngineFailed);
-      return;
-    }
-    if (data.find("\"finish_reason\":null") != std::string_view::npos) {
-      if (data.find("\"content\":\"\"") != std::string_view::npos) return;  // the role chunk
+    // A chunk may carry a token and the finish reason at once.
+    if (chunk.has_text) {
       if (!exchange.first_token) exchange.first_token = now;
       ++exchange.tokens;
-      return;
     }
-    if (data.find("\"finish_reason\":\"") != std::string_view::npos) {
+    if (chunk.finish_reason) {
       exchange.saw_finish = true;
-      exchange.engine_ttft_ms = number_after<double>(data, "\"engine_ttft_ms\":");
-      exchange.queue_ms = number_after<double>(data, "\"queue_ms\":");
-      exchange.cached_prompt_tokens =
-          number_after<int32_t>(data, "\"cached_prompt_tokens\":").value_or(0);
+      if (chunk.engine_ttft_ms) exchange.engine_ttft_ms = chunk.engine_ttft_ms;
+      if (chunk.queue_ms) exchange.queue_ms = chunk.queue_ms;
+      if (chunk.cached_prompt_tokens) {
+        exchange.cached_prompt_tokens =
+            static_cast<int32_t>(std::clamp<int64_t>(*chunk.cached_prompt_tokens, 0, INT32_MAX));
+      }
     }
-    if (data.find("\"usage\":{") != std::string_view::npos) {
-      exchange.usage_completion_tokens = number_after<int32_t>(data, "\"completion_tokens\":");
+    if (chunk.completion_tokens) {
+      exchange.usage_completion_tokens =
+          static_cast<int32_t>(std::clamp<int64_t>(*chunk.completion_tokens, 0, INT32_MAX));
     }
   }
 
@@ -565,6 +532,10 @@ class LoadGenerator::Impl {
       if (exchange->stream_error) {
         record.outcome = outcome_for(*exchange->stream_error);
         record.reason = *exchange->stream_error;
+      } else if (exchange->events.overflowed()) {
+        ++result_.transport_errors["an SSE event over 4 MiB"];
+        record.outcome = Outcome::kFailed;
+        record.reason = Reason::kNone;
       } else if (!exchange->saw_finish || !exchange->saw_done) {
         ++result_.transport_errors["stream ended without finish_reason and [DONE]"];
         record.outcome = Outcome::kFailed;

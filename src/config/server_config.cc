@@ -1,5 +1,6 @@
 #include "config/server_config.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "config/length_config.h"
@@ -60,10 +61,11 @@ bool is_log_level(const std::string& name) {
 ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
                                  const std::string& scenario_path) {
   const YamlMap map =
-      value.map({"host", "port", "network_threads", "max_connections", "max_header_kib",
-                 "max_body_kib", "read_timeout_s", "write_stall_timeout_s", "max_output_buffer_kib",
-                 "socket_send_buffer_kib", "stream_interval_tokens", "drain_grace_s",
-                 "default_slo_class", "emulated_output_tokens", "log_level"});
+      value.map({"host", "port", "network_threads", "max_connections", "max_connections_per_client",
+                 "probe_reserve_connections", "max_header_kib", "max_body_kib", "max_json_depth",
+                 "header_timeout_s", "read_timeout_s", "write_stall_timeout_s",
+                 "max_output_buffer_kib", "socket_send_buffer_kib", "stream_interval_tokens",
+                 "drain_grace_s", "default_slo_class", "emulated_output_tokens", "log_level"});
   ServerConfig config;
   if (const auto v = map.get("host")) config.host = v->text();
   if (const auto v = map.get("port")) config.port = static_cast<uint16_t>(v->integer_in(0, 65535));
@@ -73,6 +75,16 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
   if (const auto v = map.get("max_connections")) {
     config.max_connections = static_cast<int32_t>(v->integer_in(1, 1000000));
   }
+  if (const auto v = map.get("max_connections_per_client")) {
+    config.max_connections_per_client = static_cast<int32_t>(v->integer_in(1, 1000000));
+  }
+  if (const auto v = map.get("probe_reserve_connections")) {
+    config.probe_reserve_connections = static_cast<int32_t>(v->integer_in(0, 10000));
+  }
+  if (const auto v = map.get("max_json_depth")) {
+    config.max_json_depth = static_cast<int32_t>(v->integer_in(2, 10000));
+  }
+  if (const auto v = map.get("header_timeout_s")) config.header_timeout = read_seconds(*v);
   if (const auto v = map.get("max_header_kib")) {
     config.max_header_bytes = v->integer_in(1, 1024) * kKib;
   }
@@ -107,6 +119,8 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
   if (const auto v = map.get("log_level")) {
     config.log_level = v->choice({"debug", "info", "warn", "error"});
   }
+  // The headers' time is part of the whole request's.
+  config.header_timeout = std::min(config.header_timeout, config.read_timeout);
   return config;
 }
 

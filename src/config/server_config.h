@@ -33,12 +33,24 @@ struct ServerConfig {
   uint16_t port = 8000;
   // Threads that run HTTP connections; the scheduler core always has one thread of its own.
   int32_t network_threads = 1;
-  // Open connections beyond this are closed as soon as they are accepted.
+  // Open connections at most. Beyond this (or beyond max_connections_per_client), a connection
+  // goes to the probe reserve, which answers only GET /health, /ready and /metrics.
   int32_t max_connections = 10000;
+  // Open connections from one client address at most.
+  int32_t max_connections_per_client = 4096;
+  // Connections beyond the limits above that are still read, one request each, so that liveness
+  // and readiness probes answer when the node is full; the rest are told 503 / 429. Beyond the
+  // reserve too, new connections are closed at once.
+  int32_t probe_reserve_connections = 64;
   int64_t max_header_bytes = 16 * 1024;
   int64_t max_body_bytes = 2 * 1024 * 1024;
-  // A whole request (headers and body) must arrive within this once the server waits for it;
-  // on a kept-alive connection the wait for the next request counts too.
+  // Arrays and objects nested deeper than this in a request body are refused before the body
+  // is parsed into a document.
+  int32_t max_json_depth = 64;
+  // From a request's first byte, its request line and headers must arrive within this.
+  Duration header_timeout = std::chrono::seconds(5);
+  // From a request's first byte, the whole request (headers and body) must arrive within this;
+  // a kept-alive connection waits this long for its next request before it is closed.
   Duration read_timeout = std::chrono::seconds(15);
   // A client that has not taken a single byte of a pending write for this long is cut off.
   Duration write_stall_timeout = std::chrono::seconds(10);

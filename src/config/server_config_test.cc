@@ -74,6 +74,29 @@ server:
       with_server("server: {emulated_output_tokens: 7}\n").server.emulated_output.length.value, 7);
 }
 
+TEST(ServerConfigTest, ProtectionLimits) {
+  const ServerConfig defaults = with_server("").server;
+  EXPECT_EQ(defaults.max_connections_per_client, 4096);
+  EXPECT_EQ(defaults.probe_reserve_connections, 64);
+  EXPECT_EQ(defaults.max_json_depth, 64);
+  EXPECT_EQ(defaults.header_timeout, std::chrono::seconds(5));
+  const ServerConfig config = with_server(R"(
+server:
+  max_connections_per_client: 10
+  probe_reserve_connections: 0
+  max_json_depth: 8
+  header_timeout_s: 0.25
+)")
+                                  .server;
+  EXPECT_EQ(config.max_connections_per_client, 10);
+  EXPECT_EQ(config.probe_reserve_connections, 0);
+  EXPECT_EQ(config.max_json_depth, 8);
+  EXPECT_EQ(config.header_timeout, std::chrono::milliseconds(250));
+  // The headers' time is part of the whole request's.
+  EXPECT_EQ(with_server("server: {read_timeout_s: 2}\n").server.header_timeout,
+            std::chrono::seconds(2));
+}
+
 TEST(ServerConfigTest, StrictErrorsNameTheKey) {
   auto error_of = [](const std::string& section) {
     try {
@@ -92,6 +115,10 @@ TEST(ServerConfigTest, StrictErrorsNameTheKey) {
   EXPECT_THAT(error_of("server: {emulated_output_tokens: sometimes}\n"),
               HasSubstr("server.emulated_output_tokens"));
   EXPECT_THAT(error_of("server: {log_level: loud}\n"), HasSubstr("server.log_level"));
+  EXPECT_THAT(error_of("server: {max_json_depth: 1}\n"), HasSubstr("server.max_json_depth"));
+  EXPECT_THAT(error_of("server: {header_timeout_s: -1}\n"), HasSubstr("server.header_timeout_s"));
+  EXPECT_THAT(error_of("server: {max_connections_per_client: 0}\n"),
+              HasSubstr("server.max_connections_per_client"));
 }
 
 }  // namespace

@@ -40,6 +40,8 @@ const char* to_string(Reason reason) {
       return "deadline_expired";
     case Reason::kEngineFailed:
       return "engine_failed";
+    case Reason::kDeadlineNeverMeetable:
+      return "deadline_never_meetable";
     case Reason::kDriverStopped:
       return "driver_stopped";
   }

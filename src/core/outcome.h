@@ -24,7 +24,10 @@ enum class Reason : uint8_t {
   kClientCancelled,     // the client went away
   kDeadlineExpired,     // waited past its deadline after admission and was dropped
   kEngineFailed,        // the GPU running it failed
-  kDriverStopped,       // the driver stopped (simulation end, shutdown grace expired)
+  // Its own prefill alone, on an idle engine of this node, takes longer than its TTFT target:
+  // no retry here or on a node like this one can meet it (do not retry).
+  kDeadlineNeverMeetable,
+  kDriverStopped,  // the driver stopped (simulation end, shutdown grace expired)
 };
 // Number of Reason values: kDriverStopped must stay the last enumerator (a test checks that
 // to_string knows no Reason past it).

@@ -27,7 +27,8 @@ Duration EmulatedGpus::launch(const IterationLaunch& launch, Time now) {
   const size_t index =
       launch.engine.gang ? static_cast<size_t>(node_.gpu_count) : launch.engine.gpu.value();
   Engine& engine = *engines_[index];
-  const Duration duration = cost_[launch.model.value()]->iteration_time(launch.shape);
+  const Duration cost = cost_[launch.model.value()]->iteration_time(launch.shape);
+  const Duration duration = adjust_end_ ? adjust_end_(launch.engine, cost, now) - now : cost;
   engine.entries = launch.entries;
   engine.started = now;
   engine.planned_end = now + duration;
@@ -62,6 +63,18 @@ void EmulatedGpus::abandon_all() {
     engine->entries = {};
     ++engine->generation;
     engine->timer.cancel();
+  }
+}
+
+void EmulatedGpus::lose(GpuId gpu) {
+  for (const size_t index :
+       {static_cast<size_t>(gpu.value()), static_cast<size_t>(node_.gpu_count)}) {
+    Engine& engine = *engines_[index];
+    if (!engine.busy) continue;
+    engine.busy = false;
+    engine.entries = {};
+    ++engine.generation;
+    engine.timer.cancel();
   }
 }
 

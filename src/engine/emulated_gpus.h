@@ -12,6 +12,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -35,6 +36,14 @@ class EmulatedGpus final : public EngineBackend {
   // Iterations in flight now (for tests and metrics).
   int in_flight() const;
 
+  // Injected faults (the scenario's `faults:`, applied by the driver). Each launch's end as the
+  // cost model gives it goes through `adjust` (overruns and stalls).
+  using EndAdjuster = std::function<Time(EngineRef engine, Duration cost, Time now)>;
+  void set_end_adjuster(EndAdjuster adjust) { adjust_end_ = std::move(adjust); }
+  // The GPU is lost: its iteration in flight, and the gang's if it is running, will never be
+  // reported (the driver tells the core, which fails what ran there).
+  void lose(GpuId gpu);
+
  private:
   struct Engine {
     explicit Engine(boost::asio::io_context& io) : timer(io) {}
@@ -55,6 +64,7 @@ class EmulatedGpus final : public EngineBackend {
   std::vector<std::unique_ptr<Engine>> engines_;  // GPUs 0..n-1, then the gang
   std::vector<int32_t> output_tokens_;            // by SequenceHandle
   std::vector<RequestId> scratch_ended_;
+  EndAdjuster adjust_end_;
 };
 
 }  // namespace gangway

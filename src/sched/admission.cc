@@ -93,6 +93,7 @@ void Scheduler::predict_small_ttft(const Sequence& seq, Time now, AdmissionQuery
         std::ceil(static_cast<double>(own_tokens) / prefill_per_iteration) * iteration_s;
     const Duration wait = scaled(base + seconds_to_duration(work_s * stretch), gpu.slowdown);
     const Duration ttft = wait + own.load + seconds_to_duration(own_s * gpu.slowdown);
+    if (!found || own.prefill < query.idle_ttft) query.idle_ttft = own.prefill;
     if (!found || ttft < query.predicted_ttft) {
       query.predicted_ttft = ttft;
       query.predicted_wait = wait;
@@ -124,6 +125,7 @@ void Scheduler::predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery
   const Duration own = predictor_.prefill_time(state_, seq.spec.model, seq.spec.prompt_tokens, 0);
   query.predicted_wait = scaled(start + work, large.slowdown);
   query.predicted_ttft = query.predicted_wait + scaled(own, large.slowdown);
+  query.idle_ttft = own;
 }
 
 // Least slack first: the request's deadline (its class's TTFT target, its own deadline if

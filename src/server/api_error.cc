@@ -1,5 +1,6 @@
 #include "server/api_error.h"
 
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace gangway {
@@ -38,6 +39,15 @@ ApiError error_for_reason(Reason reason, int retry_after_s) {
           "The request can never be served on this node (its prompt and max_tokens do not fit "
           "the model's context or KV memory).";
       break;
+    case Reason::kDeadlineNeverMeetable:
+      error.status = 400;
+      error.type = "invalid_request_error";
+      error.message =
+          "The request can never meet its time-to-first-token target on this node: its prompt's "
+          "prefill alone, on an idle GPU, takes longer than the target of its SLO class (or its "
+          "own ttft_deadline_ms). Do not retry it as it is: shorten the prompt, or send it in a "
+          "class with a looser target.";
+      break;
     case Reason::kClientCancelled:
       error.status = 499;
       error.type = "invalid_request_error";
@@ -63,7 +73,23 @@ std::string error_body(const ApiError& error) {
       {"message", error.message}, {"type", error.type}, {"param", nullptr}, {"code", nullptr}};
   if (!error.param.empty()) object["param"] = error.param;
   if (!error.code.empty()) object["code"] = error.code;
-  return nlohmann::json{{"error", object}}.dump();
+  // Messages repeat client text (already made valid UTF-8 by shown_client_text); replacing any
+  // invalid byte that still slips in keeps the strict writer from throwing.
+  return nlohmann::json{{"error", object}}.dump(-1, ' ', false,
+                                                nlohmann::json::error_handler_t::replace);
+}
+
+std::string seconds_text(Duration duration) {
+  const int64_t ms = (duration.count() + 500000) / 1000000;
+  std::string text = std::to_string(ms / 1000);
+  if (const int64_t fraction = ms % 1000; fraction != 0) {
+    char digits[8];
+    std::snprintf(digits, sizeof digits, ".%03d", static_cast<int>(fraction));
+    std::string decimals(digits);
+    while (decimals.back() == '0') decimals.pop_back();
+    text += decimals;
+  }
+  return text;
 }
 
 const char* status_text(int status) {
@@ -90,6 +116,8 @@ const char* status_text(int status) {
       return "Client Closed Request";
     case 500:
       return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
     case 503:
       return "Service Unavailable";
     case 504:

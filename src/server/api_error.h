@@ -13,6 +13,7 @@
 #include <string>
 
 #include "core/outcome.h"
+#include "core/time.h"
 
 namespace gangway {
 
@@ -38,6 +39,10 @@ ApiError error_for_reason(Reason reason, int retry_after_s);
 
 // {"error": {...}} as compact JSON.
 std::string error_body(const ApiError& error);
+
+// A duration for a message, in seconds without float noise: "15", "0.5", "0.001" (rounded to
+// the millisecond).
+std::string seconds_text(Duration duration);
 
 // "Bad Request", "Too Many Requests", ...
 const char* status_text(int status);

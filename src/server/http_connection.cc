@@ -7,6 +7,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "server/client_text.h"
 #include "server/http_server.h"
 
 namespace gangway {
@@ -16,19 +17,16 @@ namespace http = boost::beast::http;
 namespace asio = boost::asio;
 using boost::system::error_code;
 
+std::string_view as_view(boost::beast::string_view text) {
+  return {text.data(), text.size()};
+}
+
 bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;
   for (size_t i = 0; i < prefix.size(); ++i) {
     if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
   }
   return true;
-}
-
-std::optional<std::string> header_value(const http::request<http::string_body>& request,
-                                        std::string_view name) {
-  const auto it = request.find(boost::beast::string_view(name.data(), name.size()));
-  if (it == request.end()) return std::nullopt;
-  return std::string(it->value());
 }
 
 ApiError http_error(int status, std::string code, std::string message) {
@@ -40,20 +38,8 @@ ApiError http_error(int status, std::string code, std::string message) {
   return error;
 }
 
-struct Route {
-  std::string_view path;
-  http::verb method;
-};
-
-constexpr Route kRoutes[] = {
-    {"/v1/completions", http::verb::post},
-    {"/v1/chat/completions", http::verb::post},
-    {"/v1/models", http::verb::get},
-    {"/health", http::verb::get},
-    {"/ready", http::verb::get},
-    {"/metrics", http::verb::get},
-    {"/load", http::verb::get},
-};
+// How long a probe-reserve connection may take to send its one request.
+constexpr Duration kReserveTimeout = std::chrono::seconds(1);
 
 int64_t unix_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
@@ -64,19 +50,38 @@ int64_t unix_seconds() {
 }  // namespace
 
 HttpConnection::HttpConnection(asio::ip::tcp::socket socket, ServerContext& context, size_t thread,
-                               uint64_t id, Registry& registry)
+                               uint64_t id, Registry& registry, asio::ip::address client,
+                               ConnectionClass connection_class)
     : socket_(std::move(socket)),
       context_(context),
       thread_(thread),
       id_(id),
       registry_(registry),
+      client_(std::move(client)),
+      connection_class_(connection_class),
       read_timer_(socket_.get_executor()) {}
 
-HttpConnection::~HttpConnection() = default;
+HttpConnection::~HttpConnection() {
+  release_admission();
+}
+
+void HttpConnection::release_admission() {
+  if (admission_released_) return;
+  admission_released_ = true;
+  context_.admission->release(client_, connection_class_);
+}
 
 void HttpConnection::start() {
+  guarded([&] { open(); });
+}
+
+void HttpConnection::open() {
   context_.counters->open_connections.fetch_add(1, std::memory_order_relaxed);
   context_.counters->connections_total.fetch_add(1, std::memory_order_relaxed);
+  if (in_reserve()) {
+    context_.counters->reserve_connections_total.fetch_add(1, std::memory_order_relaxed);
+    keep_alive_ = false;  // one request each
+  }
   registry_[id_] = weak_from_this();
   error_code ignored;
   // Streamed tokens are small writes that must leave at once (no Nagle delay); coalescing is done
@@ -95,26 +100,59 @@ void HttpConnection::start() {
 void HttpConnection::read_request() {
   state_ = State::kReading;
   read_timed_out_ = false;
-  read_timer_.expires_after(context_.config->read_timeout);
-  read_timer_.async_wait([self = shared_from_this()](const error_code& error) {
-    if (!error) self->on_read_timeout();
-  });
+  request_started_.reset();
+  // An idle kept-alive connection waits up to read_timeout for its next request; a reserve
+  // connection has one short chance to ask for a probe.
+  arm_read_timer(std::chrono::steady_clock::now() +
+                 (in_reserve() ? std::min<Duration>(context_.config->read_timeout, kReserveTimeout)
+                               : context_.config->read_timeout));
   // A read posted to watch for disconnects is still pending: its completion starts parsing.
   if (watching_) return;
-  if (context_.shutting_down.load(std::memory_order_relaxed) && buffer_.size() == 0) {
-    close();
+  if (buffer_.size() == 0) {
+    if (context_.shutting_down.load(std::memory_order_relaxed) || client_done_sending_) {
+      close();
+      return;
+    }
+    wait_for_request();
     return;
   }
+  begin_request();
   start_parse();
+}
+
+// The first bytes of the next request are awaited with a plain read, so that the header
+// timeout can start when they arrive rather than when the connection went idle.
+void HttpConnection::wait_for_request() {
+  watching_ = true;
+  socket_.async_read_some(buffer_.prepare(4096),
+                          [self = shared_from_this()](const error_code& error, size_t bytes) {
+                            self->guarded([&] { self->on_watch(error, bytes); });
+                          });
+}
+
+void HttpConnection::begin_request() {
+  const auto now = std::chrono::steady_clock::now();
+  request_started_ = now;
+  Duration header_timeout = context_.config->header_timeout;
+  if (in_reserve()) header_timeout = std::min<Duration>(header_timeout, kReserveTimeout);
+  arm_read_timer(now + header_timeout);
+}
+
+void HttpConnection::arm_read_timer(std::chrono::steady_clock::time_point deadline) {
+  read_timer_.expires_at(deadline);
+  read_timer_.async_wait([self = shared_from_this()](const error_code& error) {
+    if (!error) self->guarded([&] { self->on_read_timeout(); });
+  });
 }
 
 void HttpConnection::start_parse() {
   parser_.emplace();
   parser_->header_limit(static_cast<uint32_t>(context_.config->max_header_bytes));
   parser_->body_limit(static_cast<uint64_t>(context_.config->max_body_bytes));
-  http::async_read_header(
-      socket_, buffer_, *parser_,
-      [self = shared_from_this()](const error_code& error, size_t) { self->on_header(error); });
+  http::async_read_header(socket_, buffer_, *parser_,
+                          [self = shared_from_this()](const error_code& error, size_t) {
+                            self->guarded([&] { self->on_header(error); });
+                          });
 }
 
 void HttpConnection::on_header(const error_code& error) {
@@ -133,8 +171,14 @@ void HttpConnection::on_header(const error_code& error) {
     on_request();
     return;
   }
+  // The headers are in: the rest of the whole request's time is the body's.
+  if (request_started_ && !in_reserve()) {
+    arm_read_timer(*request_started_ + context_.config->read_timeout);
+  }
   http::async_read(socket_, buffer_, *parser_,
-                   [self = shared_from_this()](const error_code& e, size_t) { self->on_body(e); });
+                   [self = shared_from_this()](const error_code& e, size_t) {
+                     self->guarded([&] { self->on_body(e); });
+                   });
 }
 
 void HttpConnection::on_body(const error_code& error) {
@@ -185,25 +229,33 @@ void HttpConnection::on_read_timeout() {
     return;
   }
   context_.counters->read_timeouts_total.fetch_add(1, std::memory_order_relaxed);
-  context_.log->warn("request_timeout", {{"conn", id_},
-                                         {"timeout_s", to_seconds(context_.config->read_timeout)},
-                                         {"reason", "the request did not arrive whole in time"}});
+  const bool headers_in = parser_ && parser_->is_header_done();
+  const std::string timeout =
+      seconds_text(headers_in || !request_started_ ? context_.config->read_timeout
+                                                   : context_.config->header_timeout);
+  context_.log->warn("request_timeout",
+                     {{"conn", id_},
+                      {"timeout_s", timeout},
+                      {"reason", headers_in ? "the request did not arrive whole in time"
+                                            : "the request's headers did not arrive in time"}});
   keep_alive_ = false;
   state_ = State::kProcessing;
-  respond_error(http_error(408, "request_timeout",
-                           fmt::format("The request did not arrive whole within {} s.",
-                                       to_seconds(context_.config->read_timeout))));
+  respond_error(http_error(
+      408, "request_timeout",
+      headers_in ? fmt::format("The request did not arrive whole within {} s.", timeout)
+                 : fmt::format("The request's headers did not arrive within {} s.", timeout)));
 }
 
 void HttpConnection::on_request() {
   read_timer_.cancel();
   state_ = State::kProcessing;
-  keep_alive_ = parser_->get().keep_alive() && !context_.shutting_down.load();
+  keep_alive_ = parser_->get().keep_alive() && !context_.shutting_down.load() && !in_reserve() &&
+                !client_done_sending_;
   if (context_.log->enabled(LogLevel::kDebug)) {
     const auto& request = parser_->get();
     context_.log->debug("request", {{"conn", id_},
-                                    {"method", std::string(request.method_string())},
-                                    {"target", std::string(request.target())},
+                                    {"method", shown_client_text(as_view(request.method_string()))},
+                                    {"target", shown_client_text(as_view(request.target()), 512)},
                                     {"body_bytes", request.body().size()},
                                     {"buffered_bytes", buffer_.size()}});
   }
@@ -211,102 +263,34 @@ void HttpConnection::on_request() {
 }
 
 void HttpConnection::route() {
-  const auto& request = parser_->get();
-  std::string_view target(request.target().data(), request.target().size());
-  if (const size_t query = target.find('?'); query != std::string_view::npos) {
-    target = target.substr(0, query);
+  RouterContext router;
+  router.node = &context_.scenario->node;
+  router.api = &context_.api;
+  router.config = context_.config;
+  router.models_body = &context_.models_body;
+  router.draining = context_.draining.load(std::memory_order_relaxed);
+  router.connection_class = connection_class_;
+  RoutedRequest routed = route_request(parser_->get(), router);
+  switch (routed.kind) {
+    case RoutedRequest::Kind::kAnswer:
+      if (routed.close_connection) keep_alive_ = false;
+      respond(routed.status, routed.content_type, routed.body, routed.extra_headers);
+      return;
+    case RoutedRequest::Kind::kQuery:
+      reply_content_type_ = std::move(routed.content_type);
+      sink_ = std::make_shared<StreamSink>(thread_, weak_from_this());
+      state_ = State::kGenerating;
+      keep_alive_while_answering_ = shared_from_this();
+      context_.loop->query(routed.query, sink_);
+      watch_for_disconnect();
+      return;
+    case RoutedRequest::Kind::kGenerate:
+      start_generation(routed.endpoint, routed.generation);
+      return;
   }
-  const http::verb method = request.method();
-  const Route* found = nullptr;
-  for (const Route& route : kRoutes) {
-    if (route.path == target) found = &route;
-  }
-  const bool model_path = target.starts_with("/v1/models/") && target.size() > 11;
-  if (!found && !model_path) {
-    respond_error(http_error(404, "unknown_url",
-                             fmt::format("Unknown request URL: {} {}. See docs/server.md for the "
-                                         "endpoints.",
-                                         std::string(request.method_string()), target)));
-    return;
-  }
-  const http::verb allowed = found ? found->method : http::verb::get;
-  if (method != allowed) {
-    respond_error(http_error(405, "method_not_allowed",
-                             fmt::format("Method {} is not allowed on {}; use {}.",
-                                         std::string(request.method_string()), target,
-                                         std::string(http::to_string(allowed)))),
-                  fmt::format("Allow: {}\r\n", std::string(http::to_string(allowed))));
-    return;
-  }
-  if (model_path) {
-    const std::string name(target.substr(11));
-    const NodeSpec& node = context_.scenario->node;
-    if (const auto id = node.find_model(name)) {
-      const ModelSpec& model = node.model(*id);
-      respond(200, "application/json",
-              nlohmann::json{{"id", model.name},
-                             {"object", "model"},
-                             {"created", 0},
-                             {"owned_by", "gangway"},
-                             {"max_model_len", model.max_context_tokens}}
-                  .dump());
-    } else {
-      ApiError error =
-          http_error(404, "model_not_found", "The model '" + name + "' does not exist.");
-      error.param = "model";
-      respond_error(error);
-    }
-    return;
-  }
-  if (target == "/v1/completions") return start_generation(Endpoint::kCompletions);
-  if (target == "/v1/chat/completions") return start_generation(Endpoint::kChatCompletions);
-  if (target == "/v1/models") return respond(200, "application/json", context_.models_body);
-  if (target == "/ready") {
-    if (context_.draining.load()) {
-      respond(503, "application/json", R"({"status":"draining"})");
-    } else {
-      respond(200, "application/json", R"({"status":"ready"})");
-    }
-    return;
-  }
-  const LoopQuery query = target == "/health"    ? LoopQuery::kHealth
-                          : target == "/metrics" ? LoopQuery::kMetrics
-                                                 : LoopQuery::kLoad;
-  reply_content_type_ = query == LoopQuery::kMetrics ? "text/plain; version=0.0.4; charset=utf-8"
-                                                     : "application/json";
-  sink_ = std::make_shared<StreamSink>(thread_, weak_from_this());
-  state_ = State::kGenerating;
-  keep_alive_while_answering_ = shared_from_this();
-  context_.loop->query(query, sink_);
-  watch_for_disconnect();
 }
 
-void HttpConnection::start_generation(Endpoint endpoint) {
-  const auto& request = parser_->get();
-  const auto content_type = request[http::field::content_type];
-  if (!content_type.empty() &&
-      !starts_with_ignoring_case(std::string_view(content_type.data(), content_type.size()),
-                                 "application/json")) {
-    respond_error(http_error(
-        415, "unsupported_media_type",
-        "Content-Type must be application/json, got '" + std::string(content_type) + "'."));
-    return;
-  }
-  SchedulingHeaders headers;
-  headers.slo_class = header_value(request, "X-Gangway-Slo-Class");
-  headers.tenant = header_value(request, "X-Gangway-Tenant");
-  headers.ttft_deadline = header_value(request, "X-Gangway-Ttft-Deadline-Ms");
-  auto parsed = parse_generation_request(endpoint, request.body(), headers, context_.api);
-  if (auto* error = std::get_if<ApiError>(&parsed)) {
-    respond_error(*error);
-    return;
-  }
-  GenerationRequest& generation = std::get<GenerationRequest>(parsed);
-  if (context_.draining.load(std::memory_order_relaxed)) {
-    respond_error(error_for_reason(Reason::kDraining,
-                                   static_cast<int>(to_seconds(context_.config->drain_grace)) + 1));
-    return;
-  }
+void HttpConnection::start_generation(Endpoint endpoint, GenerationRequest& generation) {
   endpoint_ = endpoint;
   stream_ = generation.stream;
   include_usage_ = generation.include_usage;
@@ -339,12 +323,12 @@ void HttpConnection::start_generation(Endpoint endpoint) {
 
 void HttpConnection::watch_for_disconnect() {
   // With a pipelined request already buffered the client is there, and the next parse must be
-  // able to start as soon as this answer is out.
-  if (watching_ || state_ == State::kClosed || buffer_.size() > 0) return;
+  // able to start as soon as this answer is out. After a half-close there is nothing to read.
+  if (watching_ || state_ == State::kClosed || buffer_.size() > 0 || client_done_sending_) return;
   watching_ = true;
   socket_.async_read_some(buffer_.prepare(4096),
                           [self = shared_from_this()](const error_code& error, size_t bytes) {
-                            self->on_watch(error, bytes);
+                            self->guarded([&] { self->on_watch(error, bytes); });
                           });
 }
 
@@ -363,8 +347,15 @@ void HttpConnection::on_watch(const error_code& error, size_t bytes) {
     return;
   }
   if (error) {
-    if (state_ == State::kGenerating) {
-      client_gone(error == asio::error::eof ? "client closed the connection" : error.message());
+    if (state_ == State::kGenerating && error == asio::error::eof) {
+      // The client has sent all it will (shutdown(SHUT_WR), as some HTTP/1.0 clients do, or a
+      // full close, which looks the same from here): the answer still goes out, and a client
+      // that is really gone shows up as a failed write (a streamed answer's next token).
+      client_done_sending_ = true;
+      keep_alive_ = false;
+      context_.log->debug("client_done_sending", {{"conn", id_}});
+    } else if (state_ == State::kGenerating) {
+      client_gone(error.message());
     } else if (state_ == State::kReading && error != asio::error::operation_aborted) {
       close();
     }
@@ -372,6 +363,7 @@ void HttpConnection::on_watch(const error_code& error, size_t bytes) {
   }
   buffer_.commit(bytes);
   if (state_ == State::kReading) {
+    begin_request();
     start_parse();
     return;
   }
@@ -380,6 +372,12 @@ void HttpConnection::on_watch(const error_code& error, size_t bytes) {
 }
 
 bool HttpConnection::on_event(StreamEvent& event) {
+  bool flush = false;
+  guarded([&] { flush = handle_event(event); });
+  return flush;
+}
+
+bool HttpConnection::handle_event(StreamEvent& event) {
   if (state_ != State::kGenerating || event.sink != sink_.get()) return false;
   switch (event.kind) {
     case StreamEvent::Kind::kReply:
@@ -444,7 +442,7 @@ bool HttpConnection::on_event(StreamEvent& event) {
 void HttpConnection::flush_output() {
   flush_queued_ = false;
   if (state_ == State::kClosed) return;
-  write_now();
+  guarded([&] { write_now(); });
 }
 
 void HttpConnection::respond(int status, std::string_view content_type, std::string_view body,
@@ -546,9 +544,10 @@ void HttpConnection::start_write() {
   // No timer per write (two more handlers for every token): the network thread's sweep
   // (check_write_stall) looks at when the write started.
   write_started_ = std::chrono::steady_clock::now();
-  asio::async_write(
-      socket_, asio::buffer(out_writing_),
-      [self = shared_from_this()](const error_code& error, size_t) { self->on_write(error); });
+  asio::async_write(socket_, asio::buffer(out_writing_),
+                    [self = shared_from_this()](const error_code& error, size_t) {
+                      self->guarded([&] { self->on_write(error); });
+                    });
 }
 
 void HttpConnection::on_write(const error_code& error) {
@@ -568,13 +567,17 @@ void HttpConnection::on_write(const error_code& error) {
 }
 
 void HttpConnection::check_write_stall(std::chrono::steady_clock::time_point now) {
+  guarded([&] { cut_off_if_write_stalled(now); });
+}
+
+void HttpConnection::cut_off_if_write_stalled(std::chrono::steady_clock::time_point now) {
   if (!writing_ || state_ == State::kClosed) return;
   if (now - write_started_ < context_.config->write_stall_timeout) return;
   context_.counters->slow_readers_cut_total.fetch_add(1, std::memory_order_relaxed);
   context_.log->warn("slow_reader_cut",
                      {{"conn", id_},
                       {"unsent_bytes", out_pending_.size() + out_writing_.size()},
-                      {"stall_s", to_seconds(context_.config->write_stall_timeout)},
+                      {"stall_s", seconds_text(context_.config->write_stall_timeout)},
                       {"reason", "a write did not finish in time"}});
   if (sink_) {
     client_gone("client stopped reading");
@@ -595,7 +598,40 @@ void HttpConnection::client_gone(std::string_view reason) {
 
 void HttpConnection::shutdown() {
   keep_alive_ = false;
-  if (state_ == State::kReading) close();
+  if (state_ == State::kReading) guarded([&] { close(); });
+}
+
+void HttpConnection::on_failure(std::string_view what) noexcept {
+  try {
+    context_.counters->connection_errors_total.fetch_add(1, std::memory_order_relaxed);
+    context_.log->error("connection_error",
+                        {{"conn", id_},
+                         {"error", shown_client_text(what, 512)},
+                         {"action", "the request ends here; the server goes on"}});
+    if (state_ == State::kClosed) return;
+    // A request the scheduler holds ends there too (it counts as cancelled).
+    if (sink_) context_.loop->cancel(std::move(sink_));
+    sink_.reset();
+    const bool answer_started = headers_sent_ || writing_ || !out_pending_.empty();
+    if (state_ == State::kClosing || answer_started) {
+      close();
+      return;
+    }
+    keep_alive_ = false;
+    state_ = State::kProcessing;
+    ApiError error;
+    error.status = 500;
+    error.type = "server_error";
+    error.code = "internal_error";
+    error.message = "The server failed to handle this request; it was not run.";
+    respond_error(error);
+  } catch (...) {
+    try {
+      close();
+    } catch (...) {
+      // Nothing is left to do for this connection; the socket closes with it.
+    }
+  }
 }
 
 // Half-closes and reads until the client closes too (or a second passes), so that unread bytes
@@ -608,7 +644,7 @@ void HttpConnection::graceful_close() {
   socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
   read_timer_.expires_after(std::chrono::seconds(1));
   read_timer_.async_wait([self = shared_from_this()](const error_code& error) {
-    if (!error) self->close();
+    if (!error) self->guarded([&] { self->close(); });
   });
   if (watching_) return;  // its completion (EOF) closes
   auto drain = std::make_shared<std::array<char, 4096>>();
@@ -616,11 +652,14 @@ void HttpConnection::graceful_close() {
     std::shared_ptr<HttpConnection> self;
     std::shared_ptr<std::array<char, 4096>> buffer;
     void operator()(const error_code& error, size_t) {
-      if (error || self->state_ == State::kClosed) {
-        self->close();
-        return;
-      }
-      self->socket_.async_read_some(asio::buffer(*buffer), std::move(*this));
+      const auto connection = self;
+      connection->guarded([&] {
+        if (error || connection->state_ == State::kClosed) {
+          connection->close();
+          return;
+        }
+        connection->socket_.async_read_some(asio::buffer(*buffer), std::move(*this));
+      });
     }
   };
   socket_.async_read_some(asio::buffer(*drain), Drainer{shared_from_this(), drain});
@@ -635,6 +674,7 @@ void HttpConnection::close() {
   socket_.close(ignored);
   registry_.erase(id_);
   context_.counters->open_connections.fetch_sub(1, std::memory_order_relaxed);
+  release_admission();
   sink_.reset();
   // Last: this may release the final reference (the caller's handler still holds one).
   keep_alive_while_answering_.reset();

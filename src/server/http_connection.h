@@ -29,8 +29,10 @@
 #include <string>
 #include <unordered_map>
 
+#include "server/connection_admission.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
+#include "server/request_router.h"
 #include "server/scheduler_loop.h"
 #include "server/stream_event.h"
 
@@ -43,7 +45,8 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   using Registry = std::unordered_map<uint64_t, std::weak_ptr<HttpConnection>>;
 
   HttpConnection(boost::asio::ip::tcp::socket socket, ServerContext& context, size_t thread,
-                 uint64_t id, Registry& registry);
+                 uint64_t id, Registry& registry, boost::asio::ip::address client,
+                 ConnectionClass connection_class);
   ~HttpConnection();
 
   void start();
@@ -64,15 +67,42 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   enum class State : uint8_t { kReading, kProcessing, kGenerating, kClosing, kClosed };
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
+  // Runs one step of this connection's work (a completion handler, an event delivery). An
+  // exception from it, whatever input or bug caused it, ends this connection's request only: the
+  // client gets a 500 if no byte of the answer has left yet (else the connection is closed), the
+  // request is cancelled in the scheduler if it had reached it, and the error is logged. No
+  // exception ever leaves a network thread's handlers, so no client can stop the server.
+  template <typename Step>
+  void guarded(Step&& step) noexcept {
+    try {
+      step();
+    } catch (const std::exception& error) {
+      on_failure(error.what());
+    } catch (...) {
+      on_failure("an exception of unknown type");
+    }
+  }
+  void on_failure(std::string_view what) noexcept;
+  bool handle_event(StreamEvent& event);
+
+  void open();
+  void cut_off_if_write_stalled(std::chrono::steady_clock::time_point now);
   void read_request();
   void start_parse();
   void on_header(const boost::system::error_code& error);
   void on_body(const boost::system::error_code& error);
   void on_read_error(const boost::system::error_code& error);
   void on_read_timeout();
+  // The request's first bytes are in the buffer: its header timeout starts.
+  void begin_request();
+  void arm_read_timer(std::chrono::steady_clock::time_point deadline);
+  void wait_for_request();
+  // Over a connection limit: only probes are answered (connection_admission.h).
+  bool in_reserve() const { return connection_class_ != ConnectionClass::kServed; }
+  void release_admission();
   void on_request();
   void route();
-  void start_generation(Endpoint endpoint);
+  void start_generation(Endpoint endpoint, GenerationRequest& generation);
   void watch_for_disconnect();
   void on_watch(const boost::system::error_code& error, size_t bytes);
 
@@ -101,6 +131,15 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   const size_t thread_;
   const uint64_t id_;
   Registry& registry_;
+  const boost::asio::ip::address client_;
+  const ConnectionClass connection_class_;
+  bool admission_released_ = false;
+  // When the first byte of the request being read arrived (the header and read timeouts count
+  // from it); empty while a kept-alive connection waits idle.
+  std::optional<std::chrono::steady_clock::time_point> request_started_;
+  // The client shut down its sending side (a half-close): the answer still goes out, and the
+  // connection closes after it.
+  bool client_done_sending_ = false;
   State state_ = State::kReading;
   boost::beast::flat_buffer buffer_;
   std::optional<Parser> parser_;

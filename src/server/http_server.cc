@@ -1,6 +1,7 @@
 #include "server/http_server.h"
 
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include <boost/asio/post.hpp>
 #include <csignal>
@@ -28,7 +29,8 @@ std::string render_models(const NodeSpec& node) {
                       {"tensor_parallel", model.tensor_parallel},
                       {"replicas", model.is_large() ? 1 : model.gpus.size()}}}});
   }
-  return nlohmann::json{{"object", "list"}, {"data", data}}.dump();
+  return nlohmann::json{{"object", "list"}, {"data", data}}.dump(
+      -1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 asio::ip::address parse_host(const std::string& host) {
@@ -42,6 +44,18 @@ asio::ip::address parse_host(const std::string& host) {
   return address;
 }
 
+// Every connection is a file descriptor: raises the soft limit toward the hard one so that the
+// connection limits, not the descriptor limit, decide. Returns the limit in force.
+rlim_t raise_file_limit(rlim_t wanted) {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+  if (limit.rlim_cur >= wanted) return limit.rlim_cur;
+  const rlim_t before = limit.rlim_cur;
+  limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return before;
+  return limit.rlim_cur;
+}
+
 }  // namespace
 
 HttpServer::HttpServer(const Scenario& scenario, const ServerConfig& config, const Logger& log,
@@ -50,6 +64,7 @@ HttpServer::HttpServer(const Scenario& scenario, const ServerConfig& config, con
       config_(config),
       log_(log),
       options_(options),
+      admission_(config),
       acceptor_([this, &config]() -> asio::io_context& {
         for (int32_t i = 0; i < std::max<int32_t>(1, config.network_threads); ++i) {
           threads_.push_back(std::make_unique<NetworkThread>());
@@ -61,9 +76,11 @@ HttpServer::HttpServer(const Scenario& scenario, const ServerConfig& config, con
   context_.clock = &clock_;
   context_.log = &log_;
   context_.counters = &counters_;
+  context_.admission = &admission_;
   context_.api.node = &scenario_.node;
   context_.api.tenants = scenario_.tenants;
   context_.api.default_slo_class = SloClassId(0);
+  context_.api.max_json_depth = config_.max_json_depth;
   if (!config_.default_slo_class.empty()) {
     if (const auto id = scenario_.node.find_slo_class(config_.default_slo_class)) {
       context_.api.default_slo_class = *id;
@@ -107,12 +124,21 @@ int HttpServer::run() {
     threads_[i]->thread = std::thread([this, i] {
       const std::string name = "gw-network-" + std::to_string(i);
       pthread_setname_np(pthread_self(), name.c_str());
-      threads_[i]->io.run();
+      run_network_thread(*threads_[i]);
     });
   }
   if (options_.handle_signals) {
-    signals_ = std::make_unique<asio::signal_set>(threads_[0]->io, SIGTERM, SIGINT);
+    // SIGHUP too: a daemon's terminal going away (or an operator's reload habit) must not kill
+    // it; there is nothing to reload, so it is logged and ignored.
+    signals_ = std::make_unique<asio::signal_set>(threads_[0]->io, SIGTERM, SIGINT, SIGHUP);
     signals_->async_wait([this](const error_code& error, int signal) { on_signal(error, signal); });
+  }
+  const auto wanted_files = static_cast<rlim_t>(config_.max_connections) +
+                            static_cast<rlim_t>(config_.probe_reserve_connections) + 64;
+  if (const rlim_t files = raise_file_limit(wanted_files); files < wanted_files) {
+    log_.warn("file_limit", {{"open_files", static_cast<int64_t>(files)},
+                             {"wanted", static_cast<int64_t>(wanted_files)},
+                             {"effect", "accepts fail (and are retried) before max_connections"}});
   }
   log_.info("listening", {{"host", config_.host},
                           {"port", port_},
@@ -120,8 +146,9 @@ int HttpServer::run() {
                           {"models", scenario_.node.models.size()},
                           {"gpus", scenario_.node.gpu_count},
                           {"policy", scenario_.policy.name}});
+  accept_retry_ = std::make_unique<asio::steady_timer>(threads_[0]->io);
   accept();
-  threads_[0]->io.run();
+  run_network_thread(*threads_[0]);
   guards.clear();
   for (size_t i = 1; i < threads_.size(); ++i) {
     threads_[i]->io.stop();
@@ -130,6 +157,24 @@ int HttpServer::run() {
   loop_->stop();
   log_.info("stopped");
   return 0;
+}
+
+void HttpServer::run_network_thread(NetworkThread& thread) {
+  // Connections catch what their own handlers throw (HttpConnection::guarded); this is the last
+  // line for everything else on the thread (the accept loop, a delivery): log it and go on, as
+  // Asio allows run() to be called again after a handler threw.
+  for (;;) {
+    try {
+      thread.io.run();
+      return;
+    } catch (const std::exception& error) {
+      counters_.connection_errors_total.fetch_add(1, std::memory_order_relaxed);
+      log_.error("network_thread_error", {{"error", error.what()}});
+    } catch (...) {
+      counters_.connection_errors_total.fetch_add(1, std::memory_order_relaxed);
+      log_.error("network_thread_error", {{"error", "an exception of unknown type"}});
+    }
+  }
 }
 
 void HttpServer::accept() {
@@ -141,16 +186,35 @@ void HttpServer::accept() {
         if (error) {
           if (error == asio::error::operation_aborted || !acceptor_.is_open()) return;
           log_.warn("accept_failed", {{"error", error.message()}});
-        } else if (counters_.open_connections.load() >= config_.max_connections) {
+          accept_retry_->expires_after(std::chrono::milliseconds(20));
+          accept_retry_->async_wait([this](const error_code& e) {
+            if (!e && acceptor_.is_open()) accept();
+          });
+          return;
+        }
+        error_code peer_error;
+        const asio::ip::tcp::endpoint peer = socket.remote_endpoint(peer_error);
+        if (peer_error) {
+          error_code ignored;
+          socket.close(ignored);  // gone before it was accepted
+          accept();
+          return;
+        }
+        const ConnectionClass connection_class = admission_.admit(peer.address());
+        if (connection_class == ConnectionClass::kRefused) {
+          counters_.connections_refused_total.fetch_add(1, std::memory_order_relaxed);
           error_code ignored;
           socket.close(ignored);
-          log_.debug("connection_refused", {{"reason", "max_connections reached"}});
+          log_.debug("connection_refused",
+                     {{"reason", "over the connection limits and their probe reserve"}});
         } else {
           const uint64_t id = next_connection_id_++;
           NetworkThread& thread = *threads_[index];
-          asio::post(thread.io, [this, &thread, index, id, s = std::move(socket)]() mutable {
+          asio::post(thread.io, [this, &thread, index, id, connection_class, peer,
+                                 s = std::move(socket)]() mutable {
             auto connection = std::make_shared<HttpConnection>(std::move(s), context_, index, id,
-                                                               thread.connections);
+                                                               thread.connections, peer.address(),
+                                                               connection_class);
             connection->start();
           });
         }
@@ -172,6 +236,11 @@ void HttpServer::deliver(size_t thread, std::vector<StreamEvent>& events) {
 
 void HttpServer::on_signal(const error_code& error, int signal) {
   if (error) return;
+  if (signal == SIGHUP) {
+    log_.info("signal", {{"signal", "SIGHUP"}, {"action", "ignored: nothing to reload"}});
+    signals_->async_wait([this](const error_code& e, int s) { on_signal(e, s); });
+    return;
+  }
   ++signals_seen_;
   log_.info("signal", {{"signal", signal == SIGTERM ? "SIGTERM" : "SIGINT"},
                        {"action", signals_seen_ == 1 ? "drain" : "stop now"}});
@@ -194,7 +263,7 @@ void HttpServer::stop_now() {
 bool HttpServer::start_drain(Duration grace) {
   if (drain_begun_.exchange(true)) return false;
   context_.draining.store(true);
-  log_.info("draining", {{"grace_s", to_seconds(grace)}});
+  log_.info("draining", {{"grace_s", seconds_text(grace)}});
   loop_->begin_drain(grace, [this] { asio::post(threads_[0]->io, [this] { finish_shutdown(); }); });
   return true;
 }
@@ -204,6 +273,7 @@ void HttpServer::finish_shutdown() {
   context_.shutting_down.store(true);
   error_code ignored;
   acceptor_.close(ignored);
+  if (accept_retry_) accept_retry_->cancel();
   if (signals_) signals_->cancel(ignored);
   // Each thread closes its idle connections and lets the others finish their last write; the
   // answers of the last requests went out with the events the loop posted before this.

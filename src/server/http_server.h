@@ -6,7 +6,7 @@
 // asynchronous (Boost.Beast over Asio, epoll underneath), so one network thread holds thousands
 // of connections; a thread per connection would not hold 1,600 streaming requests a second on
 // two cores. The thread that calls run() runs network thread 0 (which also accepts and, when
-// asked, catches SIGTERM and SIGINT).
+// asked, catches SIGTERM and SIGINT, and logs and ignores SIGHUP).
 //
 // Lifecycle: construct (binds; port 0 picks a free port), run() until drained. begin_drain()
 // (the first SIGTERM) turns readiness off, answers new generation requests 503 draining, lets the
@@ -27,6 +27,7 @@
 #include "config/scenario.h"
 #include "config/server_config.h"
 #include "engine/wall_clock.h"
+#include "server/connection_admission.h"
 #include "server/log.h"
 #include "server/openai_request.h"
 #include "server/scheduler_loop.h"
@@ -44,6 +45,7 @@ struct ServerContext {
   const Logger* log = nullptr;
   SchedulerLoop* loop = nullptr;
   HttpCounters* counters = nullptr;
+  ConnectionAdmission* admission = nullptr;
   ApiContext api;
   std::string models_body;  // GET /v1/models, rendered once
   std::atomic<bool> draining{false};
@@ -66,6 +68,10 @@ class HttpServer {
   // The bound port (the chosen one when config.port was 0).
   uint16_t port() const { return port_; }
 
+  // Open connections within the limits, and in the probe reserve (thread-safe).
+  int64_t served_connections() const { return admission_.served(); }
+  int64_t reserve_connections() const { return admission_.reserved(); }
+
   // Serves until drained or stopped; returns the exit status (0).
   int run();
   // Thread-safe.
@@ -81,6 +87,9 @@ class HttpServer {
     // Connections with output pending from the batch being delivered.
     std::vector<std::shared_ptr<HttpConnection>> to_flush;
   };
+  // Runs the thread's io_context until it stops; an exception that escapes a handler is logged
+  // and the thread goes on.
+  void run_network_thread(NetworkThread& thread);
   void accept();
   void on_signal(const boost::system::error_code& error, int signal);
   void deliver(size_t thread, std::vector<StreamEvent>& events);
@@ -97,11 +106,16 @@ class HttpServer {
   Options options_;
   WallClock clock_;
   HttpCounters counters_;
+  // Before the threads: connections release their slot when they are destroyed with them.
+  ConnectionAdmission admission_;
   ServerContext context_;
   std::vector<std::unique_ptr<NetworkThread>> threads_;
   std::unique_ptr<SchedulerLoop> loop_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::unique_ptr<boost::asio::signal_set> signals_;
+  // Waits before the next accept after one failed (say, out of file descriptors), so that a
+  // failing accept does not spin.
+  std::unique_ptr<boost::asio::steady_timer> accept_retry_;
   uint16_t port_ = 0;
   size_t next_thread_ = 0;
   uint64_t next_connection_id_ = 1;

@@ -1,9 +1,12 @@
 #include "server/log.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <ctime>
+
+#include "server/client_text.h"
 
 namespace gangway {
 namespace {
@@ -22,29 +25,49 @@ const char* level_name(LogLevel level) {
   return "info";
 }
 
+// Printable ASCII other than the characters that delimit fields, and well-formed UTF-8 beyond.
 bool needs_quotes(std::string_view value) {
   if (value.empty()) return true;
+  bool non_ascii = false;
   for (char c : value) {
-    if (c == ' ' || c == '"' || c == '=' || c == '\n' || c == '\\') return true;
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte <= ' ' || byte == 0x7f || c == '"' || c == '=' || c == '\\') return true;
+    non_ascii = non_ascii || byte >= 0x80;
   }
-  return false;
+  return non_ascii && !is_valid_utf8(value);
 }
 
+// Values may hold client text (a URL, a header): control characters and bytes that are not
+// well-formed UTF-8 are written as escapes, so that a log line stays one line of valid text.
 void append_value(std::string& line, std::string_view value) {
   if (!needs_quotes(value)) {
     line.append(value);
     return;
   }
   line.push_back('"');
-  for (char c : value) {
+  for (size_t i = 0; i < value.size();) {
+    const char c = value[i];
+    const auto byte = static_cast<unsigned char>(c);
     if (c == '"' || c == '\\') {
       line.push_back('\\');
       line.push_back(c);
     } else if (c == '\n') {
       line.append("\\n");
+    } else if (byte < 0x20 || byte == 0x7f) {
+      line.append(fmt::format("\\x{:02x}", byte));
+    } else if (byte >= 0x80) {
+      const size_t length = utf8_sequence_length(value.substr(i));
+      if (length == 0) {
+        line.append(fmt::format("\\x{:02x}", byte));
+      } else {
+        line.append(value.substr(i, length));
+        i += length;
+        continue;
+      }
     } else {
       line.push_back(c);
     }
+    ++i;
   }
   line.push_back('"');
 }

@@ -5,6 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/emulated_tokenizer.h"
+#include "server/client_text.h"
+#include "server/json_depth.h"
 
 namespace gangway {
 namespace {
@@ -38,7 +40,23 @@ ApiError wrong_type(const std::string& param, const char* expected, const json& 
                            param, "invalid_type");
 }
 
-// A whole number in int32 range; fractional or huge values are type errors like OpenAI's.
+// A whole number above int64's range (JSON's unsigned numbers up to 2^64-1): not a type error,
+// but too large for any limit, and shown exactly as given.
+bool is_huge_whole_number(const json& value) {
+  return value.is_number_unsigned() && value.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX);
+}
+
+// prompt + completion tokens, exactly, for a message (the sum may not fit in int64).
+std::string requested_total(int64_t prompt_tokens, const json& completion) {
+  const uint64_t completion_tokens = completion.is_number_unsigned()
+                                         ? completion.get<uint64_t>()
+                                         : static_cast<uint64_t>(completion.get<int64_t>());
+  const auto prompt = static_cast<uint64_t>(prompt_tokens);
+  if (completion_tokens > UINT64_MAX - prompt) return "more than " + std::to_string(UINT64_MAX);
+  return std::to_string(prompt + completion_tokens);
+}
+
+// A whole number in int64 range; fractional values are type errors like OpenAI's.
 std::optional<int64_t> as_integer(const json& value) {
   if (value.is_number_integer()) return value.get<int64_t>();
   if (value.is_number_unsigned()) {
@@ -112,9 +130,9 @@ std::optional<ApiError> append_message_content(const json& content, size_t index
                                "missing_required_parameter");
     }
     if (*type != "text") {
-      return ApiError::invalid(
-          "Only text content parts are supported, got '" + type->get<std::string>() + "'.", param,
-          "unsupported_value");
+      return ApiError::invalid("Only text content parts are supported, got '" +
+                                   shown_client_text(type->get_ref<const std::string&>()) + "'.",
+                               param, "unsupported_value");
     }
     const auto part_text = part.find("text");
     if (part_text == part.end() || !part_text->is_string()) {
@@ -150,7 +168,7 @@ std::variant<std::string, ApiError> chat_prompt(const json& body) {
     const std::string& role_name = role->get_ref<const std::string&>();
     if (role_name != "system" && role_name != "user" && role_name != "assistant" &&
         role_name != "tool" && role_name != "developer" && role_name != "function") {
-      return ApiError::invalid("Invalid value for 'role': '" + role_name +
+      return ApiError::invalid("Invalid value for 'role': '" + shown_client_text(role_name) +
                                    "'; expected system, developer, user, assistant or tool.",
                                param + ".role");
     }
@@ -203,6 +221,11 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
                                                                    const SchedulingHeaders& headers,
                                                                    const ApiContext& context) {
   const NodeSpec& node = *context.node;
+  if (json_nests_deeper_than(body_text, context.max_json_depth)) {
+    return ApiError::invalid("The JSON body of your request nests arrays and objects more than " +
+                                 std::to_string(context.max_json_depth) + " levels deep.",
+                             "", "invalid_json");
+  }
   json body = json::parse(body_text, nullptr, /*allow_exceptions=*/false);
   if (body.is_discarded()) {
     return ApiError::invalid(
@@ -230,7 +253,7 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
     error.status = 404;
     error.code = "model_not_found";
     error.param = "model";
-    error.message = "The model '" + model->get<std::string>() +
+    error.message = "The model '" + shown_client_text(model->get_ref<const std::string&>()) +
                     "' does not exist on this node. Models: " + join(node.model_names()) + ".";
     return error;
   }
@@ -267,6 +290,15 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
     }
   }
   if (max_it != body.end() && !max_it->is_null()) {
+    if (is_huge_whole_number(*max_it)) {
+      return ApiError::invalid(
+          "This model's maximum context length is " + std::to_string(spec.max_context_tokens) +
+              " tokens. However, you requested " + requested_total(prompt_tokens, *max_it) +
+              " tokens (" + std::to_string(prompt_tokens) + " in the prompt, " +
+              std::to_string(max_it->get<uint64_t>()) + " in the completion). Reduce '" + max_key +
+              "'.",
+          max_key, "context_length_exceeded");
+    }
     const std::optional<int64_t> max_tokens = as_integer(*max_it);
     if (!max_tokens) return wrong_type(max_key, "an integer", *max_it);
     if (*max_tokens < 1) {
@@ -277,7 +309,7 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
     if (*max_tokens > room) {
       return ApiError::invalid(
           "This model's maximum context length is " + std::to_string(spec.max_context_tokens) +
-              " tokens. However, you requested " + std::to_string(prompt_tokens + *max_tokens) +
+              " tokens. However, you requested " + requested_total(prompt_tokens, *max_it) +
               " tokens (" + std::to_string(prompt_tokens) + " in the prompt, " +
               std::to_string(*max_tokens) + " in the completion). Reduce '" + max_key + "'.",
           max_key, "context_length_exceeded");
@@ -307,8 +339,8 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
   }
   if (const auto n = body.find("n"); n != body.end() && !n->is_null()) {
     const std::optional<int64_t> value = as_integer(*n);
-    if (!value) return wrong_type("n", "an integer", *n);
-    if (*value != 1) {
+    if (!value && !is_huge_whole_number(*n)) return wrong_type("n", "an integer", *n);
+    if (value != 1) {
       return ApiError::invalid("Only n = 1 is supported.", "n", "unsupported_value");
     }
   }
@@ -318,11 +350,11 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
   if (error) return *error;
   if (const auto min = body.find("min_tokens"); min != body.end() && !min->is_null()) {
     const std::optional<int64_t> value = as_integer(*min);
-    if (!value) return wrong_type("min_tokens", "an integer", *min);
-    if (*value < 0 || *value > request.max_tokens) {
+    if (!value && !is_huge_whole_number(*min)) return wrong_type("min_tokens", "an integer", *min);
+    if (!value || *value < 0 || *value > request.max_tokens) {
       return ApiError::invalid("Invalid 'min_tokens': expected 0 to max_tokens (" +
-                                   std::to_string(request.max_tokens) + "), got " +
-                                   std::to_string(*value) + ".",
+                                   std::to_string(request.max_tokens) + "), got " + min->dump() +
+                                   ".",
                                "min_tokens");
     }
     if (*value > 0) request.min_tokens = static_cast<int32_t>(*value);
@@ -335,7 +367,7 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
   if (auto* name = std::get_if<std::string>(&slo)) {
     const std::optional<SloClassId> id = node.find_slo_class(*name);
     if (!id) {
-      return ApiError::invalid("Unknown SLO class '" + *name +
+      return ApiError::invalid("Unknown SLO class '" + shown_client_text(*name) +
                                    "'; expected one of: " + join(node.slo_class_names()) + ".",
                                "slo_class");
     }
@@ -352,9 +384,9 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
       }
     }
     if (!found) {
-      return ApiError::invalid(
-          "Unknown tenant '" + *name + "'; expected one of: " + join(context.tenants) + ".",
-          "tenant");
+      return ApiError::invalid("Unknown tenant '" + shown_client_text(*name) +
+                                   "'; expected one of: " + join(context.tenants) + ".",
+                               "tenant");
     }
   }
   std::optional<double> deadline_ms;
@@ -366,7 +398,7 @@ std::variant<GenerationRequest, ApiError> parse_generation_request(Endpoint endp
       return ApiError::invalid(
           "Invalid X-Gangway-Ttft-Deadline-Ms header: expected a number of "
           "milliseconds, got '" +
-              value + "'.",
+              shown_client_text(value) + "'.",
           "ttft_deadline_ms");
     }
     deadline_ms = parsed;

@@ -36,6 +36,8 @@ struct ApiContext {
   const NodeSpec* node = nullptr;
   std::vector<std::string> tenants;  // by TenantId value
   SloClassId default_slo_class;
+  // Deeper bodies are refused before they are parsed (server.max_json_depth).
+  int max_json_depth = 64;
 };
 
 struct GenerationRequest {

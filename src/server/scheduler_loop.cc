@@ -10,6 +10,7 @@
 
 #include "sched/load_report.h"
 #include "sched/policy_registry.h"
+#include "sim/fault_spec.h"
 
 namespace gangway {
 namespace {
@@ -41,6 +42,40 @@ SchedulerLoop::SchedulerLoop(const Scenario& scenario, const ServerConfig& confi
   engines_ = std::make_unique<EmulatedGpus>(
       scenario.node, io_, clock_,
       [this](const IterationCompletion& completion) { handle_completion(completion); });
+  if (!scenario_.faults.empty()) {
+    engines_->set_end_adjuster([this](EngineRef engine, Duration cost, Time now) {
+      return faulted_end(scenario_.faults, engine, cost, now);
+    });
+  }
+}
+
+void SchedulerLoop::schedule_faults() {
+  for (size_t i = 0; i < scenario_.faults.size(); ++i) {
+    const FaultSpec& fault = scenario_.faults[i];
+    if (fault.kind != FaultKind::kGpuLoss) continue;  // overruns and stalls act at launches
+    for (const bool starts : {true, false}) {
+      if (!starts && !fault.duration) continue;
+      auto timer = std::make_unique<boost::asio::steady_timer>(io_);
+      timer->expires_at(clock_.to_steady(starts ? fault.at : fault.at + *fault.duration));
+      timer->async_wait([this, i, starts](const boost::system::error_code& error) {
+        if (error) return;
+        post([this, i, starts](Time now) { apply_gpu_loss(i, starts, now); });
+      });
+      fault_timers_.push_back(std::move(timer));
+    }
+  }
+}
+
+void SchedulerLoop::apply_gpu_loss(size_t fault, bool starts, Time now) {
+  if (stopped_) return;
+  const GpuId gpu = *scenario_.faults[fault].gpu;
+  if (starts) {
+    engines_->lose(gpu);
+    scheduler_->on_engine_failed(gpu, now);
+  } else {
+    scheduler_->on_engine_restored(gpu, now);
+  }
+  apply_effects(now);
 }
 
 SchedulerLoop::~SchedulerLoop() {
@@ -54,6 +89,7 @@ void SchedulerLoop::start() {
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     pthread_setname_np(pthread_self(), "gw-scheduler");
     auto guard = boost::asio::make_work_guard(io_);
+    schedule_faults();
     io_.run();
   });
 }
@@ -70,6 +106,7 @@ void SchedulerLoop::stop() {
     stopped_ = true;
     wakeup_.cancel();
     drain_timer_.cancel();
+    for (auto& timer : fault_timers_) timer->cancel();
     io_.stop();
   });
   thread_.join();
@@ -367,7 +404,7 @@ std::string SchedulerLoop::render_query(LoopQuery query, Time now) const {
     case LoopQuery::kLoad: {
       nlohmann::json report = to_json(compute_load_report(scheduler_->state(), now));
       report["draining"] = draining_;
-      return report.dump();
+      return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }
   }
   return "";

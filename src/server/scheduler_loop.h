@@ -111,6 +111,11 @@ class SchedulerLoop {
   void deliver_mailbox(size_t thread);
   void arm_wakeup(Time now);
   void check_drained(Time now);
+  // The scenario's faults on the emulated GPUs, timed from the server's start: overruns and
+  // stalls stretch the iterations they touch (EmulatedGpus' end adjuster), a gpu_loss loses the
+  // GPU's iteration in flight (and the gang's) and tells the core, which fails what ran there.
+  void schedule_faults();
+  void apply_gpu_loss(size_t fault, bool starts, Time now);
   void end_drain_now(Time now);
   int retry_after_s(ModelId model, Reason reason, Time now) const;
   std::string render_query(LoopQuery query, Time now) const;
@@ -140,6 +145,7 @@ class SchedulerLoop {
   boost::asio::steady_timer drain_timer_;
   std::function<void()> on_drained_;
   bool stopped_ = false;
+  std::vector<std::unique_ptr<boost::asio::steady_timer>> fault_timers_;
 };
 
 }  // namespace gangway

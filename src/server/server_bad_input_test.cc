@@ -122,6 +122,30 @@ TEST_F(BadInputTest, MaxTokensOutOfRangeIs400) {
                400, "invalid_value", "min_tokens");
 }
 
+TEST_F(BadInputTest, HugeMaxTokensArePrintedExactlyAsGiven) {
+  const auto message_for = [&](const std::string& key, const std::string& value) {
+    const auto reply = post_json(port(), "/v1/completions",
+                                 R"({"model":"small","prompt":"x",")" + key + "\":" + value + "}");
+    const json body = json::parse(reply.body, nullptr, false);
+    EXPECT_EQ(reply.status, 400) << reply.body;
+    return body.is_object() ? body["error"]["message"].get<std::string>() : reply.body;
+  };
+  // The prompt "x" is one token: the sum is one more, never a wrapped negative number.
+  EXPECT_THAT(message_for("max_tokens", "9223372036854775807"),
+              HasSubstr("you requested 9223372036854775808 tokens (1 in the prompt, "
+                        "9223372036854775807 in the completion)"));
+  EXPECT_THAT(message_for("max_tokens", "9223372036854775808"),
+              HasSubstr("you requested 9223372036854775809 tokens (1 in the prompt, "
+                        "9223372036854775808 in the completion)"));
+  EXPECT_THAT(message_for("max_tokens", "18446744073709551615"),
+              HasSubstr("(1 in the prompt, 18446744073709551615 in the completion)"));
+  EXPECT_THAT(message_for("max_tokens", "-9223372036854775808"),
+              HasSubstr("-9223372036854775808 is less than the minimum of 1"));
+  EXPECT_THAT(message_for("min_tokens", "18446744073709551615"),
+              HasSubstr("got 18446744073709551615."));
+  expect_healthy();
+}
+
 TEST_F(BadInputTest, BodyOverTheLimitIs413) {
   // The test server allows 64 KiB.
   const std::string prompt(70 * 1024, 'a');
@@ -134,6 +158,47 @@ TEST_F(BadInputTest, UnsupportedContentTypeIs415) {
   expect_error(http_call(port(), "POST", "/v1/completions", "model=small&prompt=x",
                          {{"Content-Type", "application/x-www-form-urlencoded"}}),
                415, "unsupported_media_type");
+}
+
+TEST_F(BadInputTest, OnlyJsonItselfIsJson) {
+  const std::string body = R"({"model":"small","prompt":"x","max_tokens":1})";
+  expect_error(
+      http_call(port(), "POST", "/v1/completions", body, {{"Content-Type", "application/jsonx"}}),
+      415, "unsupported_media_type");
+  expect_error(http_call(port(), "POST", "/v1/completions", body,
+                         {{"Content-Type", "application/json-seq"}}),
+               415, "unsupported_media_type");
+  // Parameters and case are fine.
+  EXPECT_EQ(http_call(port(), "POST", "/v1/completions", body,
+                      {{"Content-Type", "Application/JSON ; charset=utf-8"}})
+                .status,
+            200);
+}
+
+TEST_F(BadInputTest, EncodedBodiesAre415) {
+  const std::string body = R"({"model":"small","prompt":"x","max_tokens":1})";
+  for (const char* encoding : {"gzip", "deflate", "br", "identity, gzip"}) {
+    SCOPED_TRACE(encoding);
+    expect_error(http_call(port(), "POST", "/v1/completions", body,
+                           {{"Content-Type", "application/json"}, {"Content-Encoding", encoding}}),
+                 415, "unsupported_content_encoding");
+  }
+  EXPECT_EQ(http_call(port(), "POST", "/v1/completions", body,
+                      {{"Content-Type", "application/json"}, {"Content-Encoding", "identity"}})
+                .status,
+            200);
+}
+
+TEST_F(BadInputTest, Http11WithoutHostIs400) {
+  expect_raw_error(raw_exchange(port(), "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n"), 400,
+                   "bad_http_request");
+  expect_raw_error(
+      raw_exchange(port(),
+                   "GET /health HTTP/1.1\r\nHost: a\r\nHost: b\r\nConnection: close\r\n\r\n"),
+      400, "bad_http_request");
+  // HTTP/1.0 has no Host requirement.
+  EXPECT_THAT(raw_exchange(port(), "GET /ready HTTP/1.0\r\n\r\n"),
+              ::testing::StartsWith("HTTP/1.1 200"));
 }
 
 TEST_F(BadInputTest, UnknownEndpointIs404AndWrongMethodIs405) {

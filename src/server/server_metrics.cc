@@ -285,6 +285,17 @@ std::string ServerMetrics::render(const LoadReport& load, const HttpCounters& ht
   header(out, "gangway_client_disconnects_total", "counter",
          "Requests cancelled because their client went away.");
   fmt::format_to(it, "gangway_client_disconnects_total {}\n", http.client_disconnects_total.load());
+  header(out, "gangway_connection_errors_total", "counter",
+         "Requests whose handling failed inside the server (answered 500 or closed).");
+  fmt::format_to(it, "gangway_connection_errors_total {}\n", http.connection_errors_total.load());
+  header(out, "gangway_connections_refused_total", "counter",
+         "Connections closed when accepted: over the connection limits and the probe reserve.");
+  fmt::format_to(it, "gangway_connections_refused_total {}\n",
+                 http.connections_refused_total.load());
+  header(out, "gangway_reserve_connections_total", "counter",
+         "Connections over a connection limit taken into the probe reserve.");
+  fmt::format_to(it, "gangway_reserve_connections_total {}\n",
+                 http.reserve_connections_total.load());
 
   header(out, "gangway_scheduler_loop_events_total", "counter",
          "Handlers run on the scheduler thread.");

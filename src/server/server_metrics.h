@@ -35,6 +35,12 @@ struct HttpCounters {
   std::atomic<uint64_t> slow_readers_cut_total{0};
   std::atomic<uint64_t> read_timeouts_total{0};
   std::atomic<uint64_t> client_disconnects_total{0};
+  // Requests whose handling threw (answered 500 or closed; the server goes on).
+  std::atomic<uint64_t> connection_errors_total{0};
+  // Connections closed at accept: over the limits and the probe reserve.
+  std::atomic<uint64_t> connections_refused_total{0};
+  // Connections taken into the probe reserve (over max_connections or the per-client limit).
+  std::atomic<uint64_t> reserve_connections_total{0};
 
   void count_response(int status) {
     size_t i = 0;

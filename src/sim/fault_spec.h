@@ -11,9 +11,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 
 #include "core/ids.h"
 #include "core/time.h"
+#include "sched/iteration.h"
 
 namespace gangway {
 
@@ -28,5 +30,10 @@ struct FaultSpec {
 };
 
 const char* to_string(FaultKind kind);
+
+// When an iteration launched on `engine` at `now`, which the cost model says takes `cost`, ends
+// under the overruns and stalls among `faults` (gpu_loss faults are the driver's to apply).
+// The simulator and `gangway serve`'s emulated GPUs both use it.
+Time faulted_end(std::span<const FaultSpec> faults, EngineRef engine, Duration cost, Time now);
 
 }  // namespace gangway

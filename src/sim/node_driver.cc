@@ -78,7 +78,10 @@ void NodeDriver::handle(const SimEvent& event, Time now) {
       break;  // arrivals belong to the caller
     case SimEventKind::kIterationDone: {
       const uint64_t engine = event.index & kEngineMask;
-      if (event.index >> kEpochShift == engine_epoch_[engine]) complete_iteration(engine, now);
+      if (event.index >> kEpochShift == engine_epoch_[engine]) {
+        complete_iteration(engine, now);
+        if (iteration_sink_) iteration_sink_(engine, now);
+      }
       break;
     }
     case SimEventKind::kWakeup:
@@ -112,6 +115,19 @@ SubmitResult NodeDriver::submit(const WorkloadItem& item, Time now) {
     true_output_tokens_[submitted.handle] = true_output;
   }
   return submitted;
+}
+
+void NodeDriver::cancel(RequestId id, Time now) {
+  scheduler_->cancel(id, now);
+}
+
+std::optional<uint64_t> NodeDriver::engine_in_flight(RequestId id) const {
+  for (size_t engine = 0; engine < in_flight_.size(); ++engine) {
+    for (const BatchEntry& entry : in_flight_[engine]) {
+      if (entry.id == id) return engine;
+    }
+  }
+  return std::nullopt;
 }
 
 void NodeDriver::after_event(Time now) {
@@ -153,7 +169,9 @@ void NodeDriver::apply_effects(Time now) {
   Effects& effects = scheduler_->effects();
   for (const IterationLaunch& launch : effects.launches) {
     const Duration cost = engine_cost_[launch.model.value()]->iteration_time(launch.shape);
-    const Time end = options_.faults.empty() ? now + cost : faulted_end(launch, cost, now);
+    const Time end = options_.faults.empty()
+                         ? now + cost
+                         : faulted_end(options_.faults, launch.engine, cost, now);
     const Duration duration = end - now;
     const uint64_t engine_index =
         launch.engine.gang ? static_cast<uint64_t>(node_.gpu_count) : launch.engine.gpu.value();
@@ -201,30 +219,6 @@ void NodeDriver::apply_fault(uint64_t index, Time now) {
     in_flight_[gang] = {};
   }
   scheduler_->on_engine_failed(gpu, now);
-}
-
-Time NodeDriver::faulted_end(const IterationLaunch& launch, Duration cost, Time now) const {
-  auto touches = [&](const FaultSpec& fault) {
-    return launch.engine.gang || !fault.gpu || *fault.gpu == launch.engine.gpu;
-  };
-  double factor = 1.0;
-  for (const FaultSpec& fault : options_.faults) {
-    if (fault.kind == FaultKind::kOverrun && touches(fault) && now >= fault.at &&
-        now < fault.at + *fault.duration) {
-      factor *= fault.factor;
-    }
-  }
-  Time end = now + seconds_to_duration(to_seconds(cost) * factor);
-  for (const FaultSpec& fault : options_.faults) {
-    if (fault.kind != FaultKind::kStall || !touches(fault)) continue;
-    const Time stall_end = fault.at + *fault.duration;
-    if (now >= fault.at && now < stall_end) {
-      end = stall_end + (end - now);  // starts when the stall is over
-    } else if (now < fault.at && end > fault.at) {
-      end += *fault.duration;  // held up by the whole stall
-    }
-  }
-  return end;
 }
 
 void NodeDriver::arm_wakeup(Time now) {

@@ -63,7 +63,17 @@ class NodeDriver {
   // Ends every live request (the run is over); the window's node time is closed.
   void stop(Time now);
 
+  // The client cancelled a request (Scheduler::cancel); after_event() carries out the effects.
+  void cancel(RequestId id, Time now);
+  // The engine (a GPU index, or the GPU count for the gang) whose iteration in flight holds the
+  // live request, if any.
+  std::optional<uint64_t> engine_in_flight(RequestId id) const;
+
   void set_finished_sink(FinishedSink sink) { sink_ = std::move(sink); }
+  // Called after each iteration completion the scheduler handled (not for lost iterations).
+  void set_iteration_sink(std::function<void(uint64_t engine, Time now)> sink) {
+    iteration_sink_ = std::move(sink);
+  }
   Scheduler& scheduler() { return *scheduler_; }
   const Scheduler& scheduler() const { return *scheduler_; }
   RunMetrics& metrics() { return metrics_; }
@@ -73,7 +83,6 @@ class NodeDriver {
  private:
   void complete_iteration(uint64_t engine_index, Time now);
   void apply_fault(uint64_t index, Time now);
-  Time faulted_end(const IterationLaunch& launch, Duration duration, Time now) const;
   void apply_effects(Time now);
   void arm_wakeup(Time now);
 
@@ -100,6 +109,7 @@ class NodeDriver {
   RunMetrics metrics_;
   NodeTimeAccount node_time_;
   FinishedSink sink_;
+  std::function<void(uint64_t engine, Time now)> iteration_sink_;
 };
 
 }  // namespace gangway

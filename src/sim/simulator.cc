@@ -23,11 +23,18 @@ Simulator::Simulator(const NodeSpec& node, SchedulerOptions scheduler_options,
     : options_(options),
       arrivals_(source, Time::zero() + options_.duration),
       driver_(node, scheduler_options, std::move(policy), std::move(router), events_,
-              driver_options(options)) {
-  if (options_.series_bin > Duration(0)) {
-    series_.emplace(node, options_.series_bin);
-    driver_.set_finished_sink(
-        [this](const RequestRecord& record) { series_->on_finished(record); });
+              driver_options(options)),
+      cancellations_(options_.cancellations) {
+  if (options_.series_bin > Duration(0)) series_.emplace(node, options_.series_bin);
+  if (series_ || options_.observer) {
+    driver_.set_finished_sink([this](const RequestRecord& record) {
+      if (series_) series_->on_finished(record);
+      if (options_.observer) options_.observer->on_finished(record);
+    });
+  }
+  if (options_.observer) {
+    driver_.set_iteration_sink(
+        [this](uint64_t engine, Time now) { options_.observer->on_iteration_done(engine, now); });
   }
 }
 
@@ -51,6 +58,8 @@ SimulationResult Simulator::run() {
       driver_.handle(event, now_);
     }
     driver_.after_event(now_);
+    if (cancellations_.enabled()) cancel_due();
+    if (options_.observer) options_.observer->after_event(now_);
     if (series_) {
       const SchedulerState& state = driver_.scheduler().state();
       series_->sample(now_, queued_requests(state), state.live_sequences);
@@ -75,8 +84,21 @@ void Simulator::submit_next_arrival() {
   const WorkloadItem item = arrivals_.take();
   ++requests_;
   if (series_) series_->on_arrival(item.spec.arrival, item.spec.slo_class);
-  driver_.submit(item, now_);
+  const SubmitResult result = driver_.submit(item, now_);
+  if (options_.observer) options_.observer->on_submitted(item, result, now_);
+  cancellations_.on_submitted(item.spec, result, now_);
   arrivals_.schedule_next(now_, events_);
+}
+
+void Simulator::cancel_due() {
+  due_.clear();
+  cancellations_.due(driver_.scheduler(), now_, due_);
+  for (const RequestId id : due_) {
+    const std::optional<uint64_t> engine = driver_.engine_in_flight(id);
+    driver_.cancel(id, now_);
+    if (options_.observer) options_.observer->on_cancelled(id, engine, now_);
+    driver_.after_event(now_);
+  }
 }
 
 }  // namespace gangway

@@ -19,9 +19,11 @@
 #include "metrics/timeline_writer.h"
 #include "sched/scheduler.h"
 #include "sim/arrival_feed.h"
+#include "sim/client_cancellations.h"
 #include "sim/event_queue.h"
 #include "sim/fault_spec.h"
 #include "sim/node_driver.h"
+#include "sim/simulation_observer.h"
 #include "sim/time_series.h"
 #include "workload/request_source.h"
 
@@ -42,6 +44,10 @@ struct SimulationOptions {
   std::vector<FaultSpec> faults;
   // Bin width of the run's time series (sim/time_series.h); zero: none.
   Duration series_bin{0};
+  // Clients that cancel (sim/client_cancellations.h); none by default.
+  ClientCancellationSpec cancellations;
+  // Watches the run event by event (tests); not owned.
+  SimulationObserver* observer = nullptr;
 };
 
 struct SimulationResult {
@@ -69,6 +75,8 @@ class Simulator {
 
  private:
   void submit_next_arrival();
+  // The clients' cancellations due after an event, carried out at its time.
+  void cancel_due();
 
   SimulationOptions options_;
   ArrivalFeed arrivals_;
@@ -78,6 +86,8 @@ class Simulator {
   int64_t events_processed_ = 0;
   int64_t requests_ = 0;
   std::optional<TimeSeries> series_;
+  ClientCancellations cancellations_;
+  std::vector<RequestId> due_;
 };
 
 }  // namespace gangway

@@ -10,10 +10,14 @@
 // limits. The other tests vary one of these at a time around
 // the defaults; the guarantees that hold for every combination (nothing deadlocks, every request
 // that arrived ends with exactly one outcome, the invariants hold after every event, which test
-// builds check) are checked here on the combinations. A failing trial prints its settings. CI
-// runs kTrials of them; GANGWAY_RANDOM_TRIALS=N in the environment searches wider (about 190 s
-// per 1,000 in the invariant build), GANGWAY_RANDOM_FIRST_TRIAL=K starts the search at trial K
-// (two processes can search apart). It found three stalls (tests/regressions/).
+// builds check) are checked here on the combinations. Most trials also have clients that cancel
+// (sim/client_cancellations.h: queued, prefilling, decoding, during a gang phase, while swapped,
+// a streaming client that disconnects after some tokens, after a delay), and every trial is
+// checked after every event against a reference model of request outcomes
+// (request_outcome_model.h). A failing trial prints its settings and the command that replays
+// it alone. CI runs kTrials of them; GANGWAY_RANDOM_TRIALS=N in the environment searches wider
+// (about 190 s per 1,000 in the invariant build), GANGWAY_RANDOM_FIRST_TRIAL=K starts the search
+// at trial K (two processes can search apart). It found three stalls (tests/regressions/).
 
 #include <gtest/gtest.h>
 
@@ -27,6 +31,7 @@
 
 #include "config/scenario.h"
 #include "config/scenario_source.h"
+#include "request_outcome_model.h"
 #include "scenario_runs.h"
 #include "sched/policy_registry.h"
 #include "sched/router_registry.h"
@@ -198,16 +203,26 @@ std::vector<BaseNode> base_scenarios() {
           {parse_scenario(kFourGpuScenario, "four-gpus.yaml"), 400, 20}};
 }
 
-// One trial's scenario, and a line describing it for failure messages.
+// One trial's scenario, its clients' cancellations, and a line describing it for failure
+// messages.
 struct Trial {
   Scenario scenario;
+  ClientCancellationSpec cancellations;
   std::string description;
 };
+
+// The command that runs this one trial again, for a failure message.
+std::string replay_command(const char* test, int trial) {
+  return "replay: GANGWAY_RANDOM_FIRST_TRIAL=" + std::to_string(trial) +
+         " GANGWAY_RANDOM_TRIALS=1 GANGWAY_RANDOM_CLUSTER_TRIALS=1 ctest --test-dir build/test "
+         "--output-on-failure -R 'RandomScenarios." +
+         test + "$'";
+}
 
 Trial random_trial(const std::vector<BaseNode>& bases, int trial) {
   Rng rng(20261201 + static_cast<uint64_t>(trial) * 7919);
   const size_t base = static_cast<size_t>(rng.uniform_int(bases.size()));
-  Trial out{bases[base].scenario, {}};
+  Trial out{bases[base].scenario, {}, {}};
   Scenario& scenario = out.scenario;
   std::ostringstream said;
   said << "node " << base << " ";
@@ -275,6 +290,13 @@ Trial random_trial(const std::vector<BaseNode>& bases, int trial) {
   for (int i = 0; i < faults; ++i)
     scenario.faults.push_back(random_fault(rng, scenario.duration, scenario.node.gpu_count));
   said << " faults " << faults;
+  // Clients that cancel, from a generator of their own (the draws above stay as they were).
+  Rng clients(911 + static_cast<uint64_t>(trial) * 6271);
+  if (coin(clients, 0.75)) {
+    out.cancellations.fraction = between(clients, 0.02, 0.3);
+    out.cancellations.seed = 77 + static_cast<uint64_t>(trial);
+  }
+  said << " cancelling clients " << out.cancellations.fraction;
   out.description = said.str();
   return out;
 }
@@ -287,10 +309,18 @@ TEST(RandomScenarios, EveryRequestEndsOnceUnderAnyCombinationOfSettings) {
   const int trials = more ? std::atoi(more) : kTrials;
   for (int trial = first_trial; trial < first_trial + trials; ++trial) {
     const Trial drawn = random_trial(bases, trial);
-    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + drawn.description);
+    SCOPED_TRACE("trial " + std::to_string(trial) + ": " + drawn.description + "\n" +
+                 replay_command("EveryRequestEndsOnceUnderAnyCombinationOfSettings", trial));
+    RequestOutcomeModel model;
     std::optional<SimulationResult> run;
     try {
-      run.emplace(simulate_scenario(drawn.scenario));
+      const std::unique_ptr<RequestSource> source = make_request_source(drawn.scenario);
+      SimulationOptions options = simulation_options_of(drawn.scenario);
+      options.cancellations = drawn.cancellations;
+      options.observer = &model;
+      Simulator simulator(drawn.scenario.node, drawn.scenario.scheduler,
+                          make_policy(drawn.scenario.policy), nullptr, *source, options);
+      run.emplace(simulator.run());
     } catch (const std::exception& error) {  // a broken invariant, with the trial's settings
       ADD_FAILURE() << error.what();
       continue;
@@ -298,9 +328,13 @@ TEST(RandomScenarios, EveryRequestEndsOnceUnderAnyCombinationOfSettings) {
     const RequestStats& total = run->metrics.total();
     ASSERT_GT(total.arrived(), 0u);
     expect_every_request_ended_once(*run);
-    // Cancelled only by the driver at the drain limit: a request still running 900 s after
-    // arrivals stopped is a deadlock.
-    EXPECT_EQ(total.cancelled(), 0u);
+    model.check_all_ended(Time::zero() + seconds_to_duration(run->simulated_s));
+    EXPECT_TRUE(model.failures().empty()) << "the reference model of request outcomes:\n"
+                                          << ::testing::PrintToString(model.failures());
+    EXPECT_EQ(model.arrived(), run->requests);
+    // Cancelled only by their clients, or by the driver at the drain limit: a request still
+    // running 900 s after arrivals stopped is a deadlock.
+    EXPECT_EQ(total.cancelled(), total.count_with_reason(Reason::kClientCancelled));
   }
 }
 
@@ -332,7 +366,8 @@ TEST(RandomScenarios, EveryRequestEndsOnceAcrossAClusterOfNodes) {
                  std::to_string(cluster.nodes) + " router " +
                  std::to_string(static_cast<int>(cluster.router)) + " spillover " +
                  std::to_string(cluster.spillover) + " pinned " +
-                 std::to_string(cluster.pinned_share));
+                 std::to_string(cluster.pinned_share) + "\n" +
+                 replay_command("EveryRequestEndsOnceAcrossAClusterOfNodes", trial));
     drawn.scenario.cluster = cluster;
     std::optional<ClusterResult> run;
     try {

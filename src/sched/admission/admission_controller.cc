@@ -123,6 +123,9 @@ AdmissionVerdict AdmissionController::decide(const RequestSpec& spec, const Admi
       if (last_rung && slo.sheddable) action = MissAction::kReject;
       switch (action) {
         case MissAction::kReject:
+          if (query.idle_ttft > *target) {
+            return reject(Reason::kDeadlineNeverMeetable, std::nullopt, spec);
+          }
           return reject(Reason::kDeadlineUnmeetable, late, spec);
         case MissAction::kDowngrade:
           verdict.slo_class = *slo.downgrade_to;

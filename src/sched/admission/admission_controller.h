@@ -25,6 +25,10 @@ struct AdmissionQuery {
   // TTFT at the best place it could go, and the wait part of it (before its own prefill).
   Duration predicted_ttft{0};
   Duration predicted_wait{0};
+  // Its own prefill alone on the best idle engine of this node (with what of its prefix is
+  // cached now), no wait, no slowdown: a lower bound of its TTFT here at any load. Over the
+  // target, a rejection says "never" rather than "not now".
+  Duration idle_ttft{0};
   // Requests of its model and class queued now (not yet started).
   int64_t queued_same_class = 0;
   // The model cannot run on this node now (a GPU of the gang or of every replica is lost).

@@ -1,0 +1,42 @@
+#include "server/api_error.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace gangway {
+namespace {
+
+TEST(ApiErrorTest, SecondsAreWrittenWithoutFloatNoise) {
+  EXPECT_EQ(seconds_text(std::chrono::seconds(15)), "15");
+  EXPECT_EQ(seconds_text(seconds_to_duration(15.0)), "15");
+  EXPECT_EQ(seconds_text(std::chrono::milliseconds(500)), "0.5");
+  EXPECT_EQ(seconds_text(std::chrono::milliseconds(1)), "0.001");
+  EXPECT_EQ(seconds_text(std::chrono::milliseconds(2250)), "2.25");
+  EXPECT_EQ(seconds_text(std::chrono::nanoseconds(1999999999)), "2");
+  EXPECT_EQ(seconds_text(Duration(0)), "0");
+}
+
+TEST(ApiErrorTest, NeverMeetableIsANonRetryable400ThatSaysWhy) {
+  const ApiError error = error_for_reason(Reason::kDeadlineNeverMeetable, 5);
+  EXPECT_EQ(error.status, 400);
+  EXPECT_EQ(error.type, "invalid_request_error");
+  EXPECT_EQ(error.code, "deadline_never_meetable");
+  EXPECT_FALSE(error.retry_after_s.has_value());
+  EXPECT_NE(error.message.find("prefill alone"), std::string::npos);
+  // The retryable "not now" keeps its 503 and Retry-After.
+  const ApiError not_now = error_for_reason(Reason::kDeadlineUnmeetable, 5);
+  EXPECT_EQ(not_now.status, 503);
+  EXPECT_EQ(not_now.retry_after_s, 5);
+}
+
+TEST(ApiErrorTest, ErrorBodiesAreValidJsonWhateverTheMessageHolds) {
+  ApiError error = ApiError::invalid("bad \xff byte", "p\xc3");
+  const std::string body = error_body(error);
+  const nlohmann::json parsed = nlohmann::json::parse(body, nullptr, false);
+  ASSERT_TRUE(parsed.is_object()) << body;
+  EXPECT_EQ(parsed["error"]["message"], "bad \xEF\xBF\xBD byte");
+}
+
+}  // namespace
+}  // namespace gangway
