@@ -3,7 +3,8 @@
 #               http://127.0.0.1:8000 over 8 emulated GPUs (Ctrl-C drains and stops it)
 #   make test   builds the tests (normal and sanitizer builds) and runs them; the sanitizer pass
 #               leaves out wall-clock tests (label slow) and the long statistical simulations
-#               (queueing validation, gang bounds), which the normal build runs with invariants
+#               (queueing validation, gang bounds), which the normal build runs with invariants;
+#               it also replays each fuzz target's corpus (fuzz/) under the sanitizers
 # Both install missing Debian packages first (scripts/setup.sh).
 
 JOBS ?= $(shell nproc)
@@ -12,7 +13,7 @@ CMAKE_COMMON := -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 # The test builds carry line tables (-g1: file:line in sanitizer reports and backtraces) but not
 # full debug information, which cost about a third of their compile time.
 
-.PHONY: run test setup release test-build asan-build bench clean
+.PHONY: run test setup release test-build asan-build fuzz-build fuzz bench clean
 
 setup:
 	@scripts/setup.sh
@@ -36,6 +37,17 @@ asan-build: setup
 	  -DGANGWAY_CHECK_INVARIANTS=ON -DGANGWAY_BUILD_BENCHMARKS=OFF \
 	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" $(CMAKE_COMMON) >/dev/null
 	@cmake --build build/asan -j$(JOBS)
+
+# libFuzzer targets (clang, build/fuzz): `make fuzz` replays each committed corpus and searches
+# for new inputs for a few seconds per target; scripts/fuzz.sh runs long campaigns.
+fuzz-build: setup
+	@cmake -S . -B build/fuzz -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+	  -DGANGWAY_FUZZ=ON -DGANGWAY_BUILD_TESTS=OFF -DGANGWAY_BUILD_BENCHMARKS=OFF \
+	  -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" $(CMAKE_COMMON) >/dev/null
+	@cmake --build build/fuzz -j$(JOBS) --target gangway_fuzz_targets
+
+fuzz: fuzz-build
+	cd build/fuzz && ctest --output-on-failure -j$(JOBS) -L fuzz
 
 test: test-build asan-build
 	cd build/test && ctest --output-on-failure -j$(JOBS)

@@ -5,6 +5,7 @@ set -euo pipefail
 
 packages=(
   g++ cmake make ninja-build pkg-config git clang-format clang-tidy
+  clang libclang-rt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libboost-dev
   python3 python3-yaml python3-matplotlib

@@ -58,8 +58,15 @@ TEST(TraceErrorsTest, AzureMalformedRows) {
             "FILE:3: GeneratedTokens: expected a whole number of tokens >= 0, got '-8'");
   EXPECT_EQ(error_in("timestamp.csv", TraceFormat::azure,
                      std::string(kAzureHeader) + "2023-13-16 18:17:03.9799600,4808,10\r\n"),
-            "FILE:2: TIMESTAMP: expected a time 'YYYY-MM-DD HH:MM:SS.fffffff', got "
-            "'2023-13-16 18:17:03.9799600'");
+            "FILE:2: TIMESTAMP: expected a time 'YYYY-MM-DD HH:MM:SS.fffffff' from year 1970 to "
+            "2200, got '2023-13-16 18:17:03.9799600'");
+  // Found by trace_azure_fuzzer: a year whose nanoseconds since 1970 overflow int64 (signed
+  // overflow, undefined behaviour) is refused like any other malformed time.
+  EXPECT_EQ(
+      error_in("year-1011.csv", TraceFormat::azure,
+               std::string(kAzureHeader) + "1011-11-16 18:17:03.9799600,4808,10\r\n" + kAzureRow),
+      "FILE:2: TIMESTAMP: expected a time 'YYYY-MM-DD HH:MM:SS.fffffff' from year 1970 to "
+      "2200, got '1011-11-16 18:17:03.9799600'");
   EXPECT_EQ(error_in("backwards.csv", TraceFormat::azure,
                      header_and_row + "2023-11-16 18:17:03.9799599,3180,8\r\n"),
             "FILE:3: TIMESTAMP: expected a time at or after the previous row's (rows must be in "

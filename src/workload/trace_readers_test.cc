@@ -70,6 +70,12 @@ TEST(TraceTextTest, ParsesFieldsExactly) {
   EXPECT_FALSE(parse_datetime_ns("2023-11-16 24:00:00"));
   EXPECT_FALSE(parse_datetime_ns("2023-11-16"));
   EXPECT_FALSE(parse_datetime_ns("2023-11-16 18:17:03."));
+  // Years whose nanoseconds, or the difference of two of them, would overflow int64.
+  EXPECT_FALSE(parse_datetime_ns("1969-12-31 23:59:59"));
+  EXPECT_FALSE(parse_datetime_ns("2201-01-01 00:00:00"));
+  EXPECT_FALSE(parse_datetime_ns("9999-12-31 23:59:59"));
+  EXPECT_EQ(parse_datetime_ns("1970-01-01 00:00:00"), 0);
+  EXPECT_EQ(parse_datetime_ns("2200-12-31 23:59:59.999999999"), 7'289'654'399'999'999'999);
   EXPECT_EQ(parse_decimal_seconds_ns("12.25"), 12'250'000'000);
   EXPECT_EQ(parse_decimal_seconds_ns(" 7 "), 7'000'000'000);
   EXPECT_FALSE(parse_decimal_seconds_ns("-1"));

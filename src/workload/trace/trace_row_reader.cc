@@ -131,7 +131,9 @@ class AzureTraceReader final : public CsvTraceReader {
     if (!next_fields()) return false;
     const std::optional<int64_t> time = parse_datetime_ns(field(0));
     if (!time) {
-      fail(column_name(0), "expected a time 'YYYY-MM-DD HH:MM:SS.fffffff', got " + shown(field(0)));
+      fail(column_name(0), "expected a time 'YYYY-MM-DD HH:MM:SS.fffffff' from year " +
+                               std::to_string(kFirstYear) + " to " + std::to_string(kLastYear) +
+                               ", got " + shown(field(0)));
     }
     row.index = next_index_++;
     row.line = line_number();

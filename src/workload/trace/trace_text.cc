@@ -112,8 +112,10 @@ std::optional<int64_t> parse_datetime_ns(std::string_view text) {
   const auto minute = fixed_digits(text, 14, 2);
   const auto second = fixed_digits(text, 17, 2);
   if (!year || !month || !day || !hour || !minute || !second) return std::nullopt;
-  if (*month < 1 || *month > 12 || *day < 1 || *day > days_in_month(*year, *month) || *hour > 23 ||
-      *minute > 59 || *second > 60) {
+  // Years outside kFirstYear..kLastYear would overflow nanoseconds (int64 holds 1677 to 2262),
+  // or the difference of two rows' times.
+  if (*year < kFirstYear || *year > kLastYear || *month < 1 || *month > 12 || *day < 1 ||
+      *day > days_in_month(*year, *month) || *hour > 23 || *minute > 59 || *second > 60) {
     return std::nullopt;
   }
   const auto fraction = fraction_ns(text, 19);

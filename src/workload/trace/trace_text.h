@@ -24,7 +24,10 @@ std::string_view trim(std::string_view text);
 std::optional<int32_t> parse_token_count(std::string_view text);
 
 // "YYYY-MM-DD HH:MM:SS[.fraction]" (or 'T' between date and time; up to 9 fraction digits) as
-// nanoseconds since 1970-01-01 00:00:00 of the same (unstated) time zone.
+// nanoseconds since 1970-01-01 00:00:00 of the same (unstated) time zone, for years from
+// kFirstYear to kLastYear (any two such times differ by less than INT64_MAX nanoseconds).
+inline constexpr int64_t kFirstYear = 1970;
+inline constexpr int64_t kLastYear = 2200;
 std::optional<int64_t> parse_datetime_ns(std::string_view text);
 
 // Non-negative decimal seconds ("5", "12.25", ".5"): nanoseconds, digits past the ninth decimal
