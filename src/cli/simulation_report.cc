@@ -250,7 +250,8 @@ void print_simulation_table(std::ostream& out, const Scenario& scenario,
         percent(busy), percent(fraction(GpuActivity::kGangBarrier)),
         percent(fraction(GpuActivity::kIdleWhileWaiting)), run.wall_s);
   }
-  out << "\n(latencies in ms; SLO = requests meeting their class targets / arrived)\n";
+  out << "\n(latencies in ms; SLO = requests meeting their class targets / arrived; SLO|adm = "
+         "the same / admitted in their class)\n";
   out << fmt::format("\n{:<24} {:>14} {:>14} {:>10} {:>10} {:>10}\n", "prefix cache", "token hits",
                      "request hits", "pauses", "swaps", "recomputes");
   for (const PolicyRun& run : runs) {
@@ -268,21 +269,30 @@ void print_simulation_table(std::ostream& out, const Scenario& scenario,
   for (const PolicyRun& run : runs) {
     const RunMetrics& metrics = run.result.metrics;
     out << fmt::format("\n{} ({} mode, routing {})\n", run.policy.name, run.mode, run.routing);
-    out << fmt::format("  {:<14} {:>9} {:>9} {:>8} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
-                       "group", "arrived", "completed", "rejected", "SLO", "queue p99", "TTFT p50",
-                       "TTFT p99", "TPOT p50", "e2e p99");
+    out << fmt::format(
+        "  {:<26} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "group",
+        "arrived", "completed", "rejected", "SLO", "SLO|adm", "queue p99", "TTFT p50", "TTFT p99",
+        "TPOT p50", "e2e p99");
     auto row = [&](const std::string& label, const RequestStats& stats) {
       if (stats.arrived() == 0) return;
-      out << fmt::format("  {:<14} {:>9} {:>9} {:>8} {:>7} {:>10} {:>10} {:>10} {:>10} {:>10}\n",
-                         label, stats.arrived(), stats.completed(), stats.rejected(),
-                         percent(attainment(stats)), ms(stats.queue_ms().quantile(0.99)),
-                         ms(stats.ttft_ms().quantile(0.5)), ms(stats.ttft_ms().quantile(0.99)),
-                         ms(stats.tpot_ms().quantile(0.5)), ms(stats.e2e_ms().quantile(0.99)));
+      const std::string kept =
+          stats.admitted() == 0 ? "-" : percent(stats.slo_attainment_admitted());
+      out << fmt::format(
+          "  {:<26} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n", label,
+          stats.arrived(), stats.completed(), stats.rejected(), percent(attainment(stats)), kept,
+          ms(stats.queue_ms().quantile(0.99)), ms(stats.ttft_ms().quantile(0.5)),
+          ms(stats.ttft_ms().quantile(0.99)), ms(stats.tpot_ms().quantile(0.5)),
+          ms(stats.e2e_ms().quantile(0.99)));
     };
     for (const SloClass& slo : scenario.node.slo_classes) {
       row("class " + slo.name, metrics.slo_class(slo.id));
     }
     for (const ModelSpec& model : scenario.node.models) row(model.name, metrics.model(model.id));
+    for (const ModelSpec& model : scenario.node.models) {
+      for (const SloClass& slo : scenario.node.slo_classes) {
+        row(model.name + "/" + slo.name, metrics.model_class(model.id, slo.id));
+      }
+    }
   }
   print_cluster_table(out, runs);
 }

@@ -13,6 +13,16 @@ uint64_t non_negative(int32_t tokens) {
   return static_cast<uint64_t>(std::max(tokens, 0));
 }
 
+// Whether admission accepted the request in the class it named. A rejection at arrival never
+// reached a queue (admission, or a check before it, turned it away in the instant it arrived);
+// a downgraded request was accepted only in a lower class, which is no promise for the one it
+// named.
+bool admitted_in_its_class(const RequestRecord& record) {
+  if (record.downgraded_to) return false;
+  return record.outcome != Outcome::kRejected || record.first_scheduled ||
+         record.finished != record.arrival;
+}
+
 }  // namespace
 
 nlohmann::json histogram_summary_json(const StreamingHistogram& histogram) {
@@ -29,6 +39,10 @@ nlohmann::json histogram_summary_json(const StreamingHistogram& histogram) {
 }
 
 void RequestStats::on_finished(const RequestRecord& record) {
+  if (admitted_in_its_class(record)) {
+    ++admitted_;
+    if (record.outcome == Outcome::kCompleted && record.slo_met) ++admitted_slo_met_;
+  }
   switch (record.outcome) {
     case Outcome::kCompleted:
       ++completed_;
@@ -68,6 +82,8 @@ void RequestStats::merge(const RequestStats& other) {
   failed_ += other.failed_;
   slo_met_ += other.slo_met_;
   ttft_met_ += other.ttft_met_;
+  admitted_ += other.admitted_;
+  admitted_slo_met_ += other.admitted_slo_met_;
   for (std::size_t i = 0; i < by_reason_.size(); ++i) by_reason_[i] += other.by_reason_[i];
   prompt_tokens_ += other.prompt_tokens_;
   output_tokens_ += other.output_tokens_;
@@ -100,6 +116,10 @@ nlohmann::json RequestStats::to_json(double simulated_s) const {
       {"ttft_met", ttft_met_},
       {"ttft_attainment",
        ratio_or_null(static_cast<double>(ttft_met_), static_cast<double>(arrived_))},
+      {"admitted", admitted_},
+      {"admitted_slo_met", admitted_slo_met_},
+      {"slo_attainment_admitted",
+       ratio_or_null(static_cast<double>(admitted_slo_met_), static_cast<double>(admitted_))},
       {"goodput_rps", ratio_or_null(static_cast<double>(slo_met_), simulated_s)},
       {"queue_ms", histogram_summary_json(queue_ms_)},
       {"ttft_ms", histogram_summary_json(ttft_ms_)},

@@ -12,6 +12,12 @@
 //  - slo_met counts completed requests whose record says slo_met (a non-completed record never
 //    meets its SLO, whatever its flag says); ttft_met likewise for the record's ttft_met (first
 //    token within the class's TTFT target, TPOT not judged).
+//  - admitted counts finished requests that admission accepted in the class they named: every
+//    record but a rejection at arrival (rejected, never scheduled, finished at its arrival
+//    instant) and a downgrade (accepted only in a lower class). A request accepted and later
+//    shed, expired, failed or cancelled is admitted: a promise not kept. admitted_slo_met counts
+//    those of them that met their SLO, and P(SLO met | admitted) = admitted_slo_met / admitted
+//    is how well the node keeps what it accepts, beside slo_attainment over every arrival.
 //  - reasons counts non-completed outcomes by Reason.
 //  - queue_ms records every request that was scheduled (has first_scheduled); ttft_ms every one
 //    with a first token; tpot_ms every one with tpot() (two or more output tokens, first token
@@ -24,6 +30,8 @@
 //   {"arrived","completed","rejected","failed","cancelled","slo_met",
 //    "slo_attainment": slo_met / arrived, or null when nothing arrived,
 //    "ttft_met", "ttft_attainment": ttft_met / arrived, or null when nothing arrived,
+//    "admitted", "admitted_slo_met",
+//    "slo_attainment_admitted": admitted_slo_met / admitted, or null when nothing was admitted,
 //    "goodput_rps": slo_met / simulated_s, or null when simulated_s <= 0,
 //    "queue_ms","ttft_ms","tpot_ms","e2e_ms": {"count","mean","min","p50","p90","p99","p999","max"}
 //      (all 0 when the histogram is empty),
@@ -65,6 +73,13 @@ class RequestStats {
   }
   uint64_t slo_met() const { return slo_met_; }
   uint64_t ttft_met() const { return ttft_met_; }
+  uint64_t admitted() const { return admitted_; }
+  uint64_t admitted_slo_met() const { return admitted_slo_met_; }
+  // P(SLO met | admitted) = admitted_slo_met / admitted; 0 when nothing was admitted.
+  double slo_attainment_admitted() const {
+    return admitted_ == 0 ? 0.0
+                          : static_cast<double>(admitted_slo_met_) / static_cast<double>(admitted_);
+  }
   // Non-completed outcomes with this reason.
   uint64_t count_with_reason(Reason reason) const {
     return by_reason_[static_cast<std::size_t>(reason)];
@@ -88,6 +103,8 @@ class RequestStats {
   uint64_t failed_ = 0;
   uint64_t slo_met_ = 0;
   uint64_t ttft_met_ = 0;
+  uint64_t admitted_ = 0;
+  uint64_t admitted_slo_met_ = 0;
   std::array<uint64_t, kReasonCount> by_reason_{};
   uint64_t prompt_tokens_ = 0;
   uint64_t output_tokens_ = 0;

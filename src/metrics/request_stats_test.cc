@@ -173,6 +173,39 @@ TEST(RequestStats, CountsFirstTokensOnTimeApartFromTheWholeSlo) {
   EXPECT_TRUE(RequestStats().to_json(1.0)["ttft_attainment"].is_null());
 }
 
+// P(SLO met | admitted): the promises admission made and kept. Rejections at arrival and
+// downgrades were no promise in the class named; a request accepted and then shed from its queue
+// or completed late was one, broken.
+TEST(RequestStats, CountsPromisesKeptAmongAdmittedRequests) {
+  RequestStats stats;
+  for (int i = 0; i < 6; ++i) stats.on_arrival();
+  stats.on_finished(completed_record(true));
+  stats.on_finished(completed_record(false));
+  stats.on_finished(rejected_record(Reason::kDeadlineUnmeetable));
+  RequestRecord shed_later = rejected_record(Reason::kShed);
+  shed_later.finished = at_ms(300);
+  stats.on_finished(shed_later);
+  RequestRecord downgraded = completed_record(true);
+  downgraded.downgraded_to = SloClassId(2);
+  stats.on_finished(downgraded);
+  stats.on_finished(rejected_record(Reason::kQueueFull));
+
+  EXPECT_EQ(stats.admitted(), 3u);
+  EXPECT_EQ(stats.admitted_slo_met(), 1u);
+  EXPECT_EQ(stats.slo_met(), 2u);
+  EXPECT_DOUBLE_EQ(stats.slo_attainment_admitted(), 1.0 / 3.0);
+  const nlohmann::json json = nlohmann::json::parse(stats.to_json(10.0).dump());
+  EXPECT_EQ(json["admitted"], 3);
+  EXPECT_EQ(json["admitted_slo_met"], 1);
+  EXPECT_DOUBLE_EQ(json["slo_attainment_admitted"].get<double>(), 1.0 / 3.0);
+  RequestStats merged;
+  merged.merge(stats);
+  merged.merge(stats);
+  EXPECT_EQ(merged.admitted(), 6u);
+  EXPECT_EQ(merged.admitted_slo_met(), 2u);
+  EXPECT_TRUE(RequestStats().to_json(1.0)["slo_attainment_admitted"].is_null());
+}
+
 TEST(RequestStats, EmptyGroupHasNullAttainmentAndZeroHistograms) {
   const RequestStats stats;
   const nlohmann::json json = nlohmann::json::parse(stats.to_json(60.0).dump());
