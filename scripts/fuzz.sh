@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Long fuzzing campaigns for the libFuzzer targets in fuzz/ (docs/reliability.md).
 #
-#   scripts/fuzz.sh [--minutes M] [--jobs J] [TARGET...]
+#   scripts/fuzz.sh [--seconds S | --minutes M] [--jobs J] [TARGET...]
 #
-# Builds build/fuzz (make fuzz-build) and runs each TARGET (default: all) for M minutes
-# (default 15) at nice 10, J processes at a time (default 1). New inputs go to
+# Builds build/fuzz (make fuzz-build) and runs each TARGET (default: all) for S seconds (or M
+# minutes; default 15 minutes) at nice 10, J processes at a time (default 1). New inputs go to
 # build/fuzz/campaign/TARGET (the committed corpus fuzz/corpus/TARGET is read, never written);
 # crashes, leaks and timeouts go to build/fuzz/campaign/TARGET-artifacts/. At the end each
 # target's executions and coverage (libFuzzer's cov: edges and ft: features) are printed, one
@@ -12,12 +12,13 @@
 # new, copy it into fuzz/corpus/TARGET (and make a regression test of any crash).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-minutes=15
+seconds=900
 jobs=1
 targets=()
 while (($#)); do
   case $1 in
-    --minutes) minutes=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --minutes) seconds=$(($2 * 60)); shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     -h|--help) sed -n 2,12p "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $1" >&2; exit 2 ;;
@@ -31,7 +32,6 @@ all=(scenario_yaml_fuzzer trace_azure_fuzzer trace_mooncake_fuzzer trace_burstgp
 make -C "$here" fuzz-build >/dev/null
 campaign=$here/build/fuzz/campaign
 mkdir -p "$campaign"
-seconds=$((minutes * 60))
 
 run_one() {
   local target=$1
@@ -58,8 +58,8 @@ wait || true
 printf '%-24s %14s %10s %10s %8s %s\n' target executions exec/s cov ft crashes
 for target in "${targets[@]}"; do
   log=$campaign/$target.log
-  runs=$(grep -o 'stat::number_of_executed_units: [0-9]*' "$log" | awk '{print $2}' | tail -1)
-  rate=$(grep -o 'stat::average_exec_per_sec: [0-9]*' "$log" | awk '{print $2}' | tail -1)
+  runs=$(awk '/stat::number_of_executed_units:/ {print $2}' "$log" | tail -1)
+  rate=$(awk '/stat::average_exec_per_sec:/ {print $2}' "$log" | tail -1)
   cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')
   ft=$(grep -o 'ft: [0-9]*' "$log" | tail -1 | awk '{print $2}')
   crashes=$(find "$campaign/$target-artifacts" -type f | wc -l)
