@@ -37,7 +37,7 @@ RSS over time (first, after warm-up, last, max, slope). The summary is printed a
 JSON to --out (default build/soak/soak.json).
 
   scripts/soak.py [--gangway build/release/src/cli/gangway] [--minutes 12] [--rate-scale 0.1]
-  scripts/soak.py --quick     # about 20 s: every kind of fault once, for CI
+  scripts/soak.py --quick     # about 25 s: every kind of fault once, for CI
 """
 import argparse
 import http.client
@@ -298,7 +298,7 @@ def main():
                         help="longest a /health probe may take")
     parser.add_argument("--rss-every-s", type=float, default=5)
     parser.add_argument("--quick", action="store_true",
-                        help="about 20 s, every kind of fault once (CI)")
+                        help="about 25 s, every kind of fault once (CI)")
     parser.add_argument("--out", default=os.path.join(ROOT, "build/soak/soak.json"))
     args = parser.parse_args()
     if args.quick:
