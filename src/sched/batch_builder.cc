@@ -168,29 +168,6 @@ void Scheduler::preempt_for_memory(BatchTarget& target, int64_t blocks_needed, T
   }
 }
 
-void Scheduler::publish_computed_blocks(Sequence& seq) {
-  BlockPool& pool = pool_of(seq);
-  if (!pool.prefix_caching()) return;
-  const int32_t full_blocks = seq.kv_tokens / node_.kv_block_tokens;
-  const int32_t limit = std::min(full_blocks, static_cast<int32_t>(seq.spec.prefix_blocks.size()));
-  for (int32_t i = seq.published_blocks; i < limit; ++i) {
-    const BlockId parent = i > 0 ? seq.blocks[static_cast<size_t>(i - 1)] : kNoBlock;
-    seq.blocks[static_cast<size_t>(i)] = pool.publish(
-        seq.blocks[static_cast<size_t>(i)], seq.spec.prefix_blocks[static_cast<size_t>(i)], parent);
-    seq.published_blocks = i + 1;
-  }
-}
-
-void Scheduler::record_first_admission(const Sequence& seq, uint32_t pool_id) {
-  if (seq.spec.arrival < options_.statistics_from) return;
-  PrefixCacheCounters& counters = state_.kv_stats.pools[pool_id];
-  ++counters.requests;
-  counters.prompt_tokens += seq.spec.prompt_tokens;
-  counters.cached_tokens += seq.cached_prompt_tokens;
-  counters.host_tokens += seq.host_cached_prompt_tokens;
-  if (seq.cached_prompt_tokens > 0) ++counters.hit_requests;
-}
-
 bool Scheduler::next_block_in_progress(const BatchTarget& target, const Sequence& seq) const {
   if (seq.swapped) return false;
   const int32_t reusable = seq.reusable_prefix_blocks(node_.kv_block_tokens);
@@ -214,51 +191,10 @@ bool Scheduler::next_block_in_progress(const BatchTarget& target, const Sequence
 bool Scheduler::admit(BatchTarget& target, SequenceHandle handle, int32_t budget, Time now) {
   Sequence& seq = state_.sequences[handle];
   const ModelSpec& model = *target.model;
-  const int32_t block_tokens = node_.kv_block_tokens;
-  BlockPool& pool = *target.kv;
-  const auto watermark_blocks =
-      static_cast<int64_t>(options_.kv_admission_watermark * pool.capacity_blocks());
-
-  // What is on the GPU already (shared prefix blocks), what comes from host memory, and the
-  // first chunk to compute.
-  int32_t gpu_blocks = 0;
-  int32_t host_blocks = 0;
-  int32_t kv_tokens = 0;
-  if (seq.swapped) {
-    kv_tokens = seq.kv_tokens;
-    const int32_t computed_prompt_blocks =
-        std::min(kv_tokens / block_tokens, static_cast<int32_t>(seq.spec.prefix_blocks.size()));
-    if (pool.prefix_caching() && computed_prompt_blocks > 0) {
-      gpu_blocks = pool.match(std::span<const BlockHash>(
-          seq.spec.prefix_blocks.data(), static_cast<size_t>(computed_prompt_blocks)));
-    }
-  } else {
-    const int32_t reusable = seq.reusable_prefix_blocks(block_tokens);
-    if (pool.prefix_caching() && reusable > 0) {
-      const std::span<const BlockHash> prefix(seq.spec.prefix_blocks.data(),
-                                              static_cast<size_t>(reusable));
-      gpu_blocks = pool.match(prefix);
-      if (state_.host.keeps_prefixes() && gpu_blocks < reusable) {
-        host_blocks = state_.host.match(pool.host_key(), prefix, gpu_blocks, reusable - gpu_blocks);
-      }
-    }
-    kv_tokens = (gpu_blocks + host_blocks) * block_tokens;
-  }
-  const int32_t first_chunk =
-      std::min({seq.prefill_target_tokens - kv_tokens, model.prefill_chunk_tokens, budget});
-  const int64_t blocks_after_chunk =
-      blocks_for_tokens(kv_tokens + std::max(first_chunk, 0), block_tokens);
-  const std::span<const BlockHash> prefix(seq.spec.prefix_blocks.data(),
-                                          seq.spec.prefix_blocks.size());
-  scratch_blocks_.clear();
-  const int64_t cost =
-      pool.collect_prefix(prefix, gpu_blocks, scratch_blocks_) + (blocks_after_chunk - gpu_blocks);
-  if (cost + watermark_blocks > pool.available_blocks()) {
-    *target.kv_shortfall_blocks =
-        std::max(*target.kv_shortfall_blocks, cost + watermark_blocks - pool.available_blocks());
+  KvAdmissionPlan plan;
+  if (!kv_.plan_admission(seq, *target.kv, model, budget, *target.kv_shortfall_blocks, plan)) {
     return false;
   }
-
   RequestQueue& queue = seq.large ? state_.large->queue
                                   : (seq.queued_replica != kNoReplica
                                          ? state_.replicas[seq.queued_replica].queue
@@ -272,33 +208,7 @@ bool Scheduler::admit(BatchTarget& target, SequenceHandle handle, int32_t budget
     seq.running_replica = target.replica_index;
     seq.gpu = target.replica->gpu;
   }
-  pool.acquire_blocks(scratch_blocks_);
-  seq.blocks.insert(seq.blocks.end(), scratch_blocks_.begin(), scratch_blocks_.end());
-  seq.published_blocks = gpu_blocks;
-  if (seq.swapped) {
-    // Swap in: the rest of its KV comes back from host memory, once the copy out has ended.
-    const int32_t loaded_tokens = kv_tokens - gpu_blocks * block_tokens;
-    pool.allocate(blocks_for_tokens(kv_tokens, block_tokens) - gpu_blocks, seq.blocks);
-    state_.host.release_swap(host_bytes(model, kv_tokens));
-    seq.swapped = false;
-    seq.kv_ready = std::max(now, seq.kv_ready) + kv_swap_time(model, node_.hardware, loaded_tokens);
-  } else {
-    if (host_blocks > 0) {
-      state_.host.touch(pool.host_key(), prefix, gpu_blocks, host_blocks);
-      pool.allocate(host_blocks, seq.blocks);
-      seq.kv_ready = now + kv_swap_time(model, node_.hardware,
-                                        static_cast<int64_t>(host_blocks) * block_tokens);
-    }
-    seq.kv_tokens = kv_tokens;
-    if (!seq.first_scheduled) {
-      seq.cached_prompt_tokens = kv_tokens;
-      seq.host_cached_prompt_tokens = host_blocks * block_tokens;
-      record_first_admission(seq, target.pool_id);
-    }
-  }
-  seq.kv_blocks = static_cast<int32_t>(seq.blocks.size());
-  publish_computed_blocks(seq);
-  if (seq.kv_ready > now) note_kv_ready(seq.kv_ready);
+  kv_.admit(seq, *target.kv, model, plan, target.pool_id, now);
   *target.resident_prefill_tokens += seq.remaining_prefill_tokens();
   if (!seq.first_scheduled) {
     seq.first_scheduled = now;

@@ -18,7 +18,6 @@
 
 #include <algorithm>
 
-#include "kv/kv_layout.h"
 #include "sched/scheduler.h"
 
 namespace gangway {
@@ -63,7 +62,7 @@ void Scheduler::take_off_engine(Sequence& seq, SequenceHandle handle) {
   list->erase(std::find(list->begin(), list->end(), handle));
   if (!seq.paused) *resident_prefill -= seq.remaining_prefill_tokens();
   seq.paused = false;
-  release_kv(seq, pool_of(seq));
+  kv_.release(seq);
 }
 
 void Scheduler::pause(SequenceHandle handle) {
@@ -115,15 +114,9 @@ void Scheduler::drop_for_recompute(SequenceHandle handle) {
 
 void Scheduler::swap_out(SequenceHandle handle, Time now) {
   Sequence& seq = state_.sequences[handle];
-  const ModelSpec& model = node_.model(seq.spec.model);
-  state_.host.reserve_swap(host_bytes(model, seq.kv_tokens));
-  state_.kv_stats.host_peak_bytes =
-      std::max(state_.kv_stats.host_peak_bytes, state_.host.used_bytes());
+  kv_.swap_out(seq, node_.model(seq.spec.model), now);
   take_off_engine(seq, handle);
   count_transition(seq, SequenceState::kRunning, SequenceState::kFinished);
-  seq.swapped = true;
-  // The copy to host memory ends then; the copy back cannot start before.
-  seq.kv_ready = std::max(now, seq.kv_ready) + kv_swap_time(model, node_.hardware, seq.kv_tokens);
   requeue_preempted(handle);
 }
 
@@ -146,8 +139,7 @@ PreemptionMode Scheduler::preempt(SequenceHandle handle, Time now, PreemptionRea
   // Pausing keeps the memory: only when it is not what is needed (large sequences pause
   // between leases by themselves and are never taken off for the gang).
   pause_option.feasible = !memory_needed && !seq.large;
-  swap_option.feasible =
-      seq.kv_tokens > 0 && host_bytes(model, seq.kv_tokens) <= state_.host.swappable_bytes();
+  swap_option.feasible = seq.kv_tokens > 0 && kv_.swap_fits(model, seq.kv_tokens);
   swap_option.victim_delay_s = 2 * to_seconds(kv_swap_time(model, node_.hardware, seq.kv_tokens));
   // Its published prompt blocks stay cached when dropped: only the rest is computed again. When
   // the memory itself is needed, those nobody else holds are the next blocks evicted: then they
@@ -157,14 +149,14 @@ PreemptionMode Scheduler::preempt(SequenceHandle handle, Time now, PreemptionRea
       std::min(seq.published_blocks * block_tokens, std::max(0, seq.kv_tokens - 1));
   double reload_s = 0;
   if (memory_needed) {
-    const BlockPool& pool = pool_of(seq);
+    const BlockPool& pool = kv_.pool_of(seq);
     int32_t shared_blocks = 0;
     while (shared_blocks < seq.published_blocks &&
            pool.refs_of(seq.blocks[static_cast<size_t>(shared_blocks)]) > 1) {
       ++shared_blocks;
     }
     const int32_t shared = std::min(shared_blocks * block_tokens, still_cached);
-    if (state_.host.keeps_prefixes()) {
+    if (kv_.host_keeps_prefixes()) {
       reload_s = to_seconds(kv_swap_time(model, node_.hardware, still_cached - shared));
     } else {
       still_cached = shared;
@@ -246,79 +238,8 @@ void Scheduler::record_gang_pauses() {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// The dynamic split.
-
-void Scheduler::rebalance_kv(Time now) {
-  if (options_.kv_split != KvSplit::kDynamic || !state_.large) return;
-  if (last_rebalance_ && now - *last_rebalance_ < options_.kv_rebalance_interval) return;
-  LargeModelRuntime& large = *state_.large;
-  bool small_short = false;
-  for (const Replica& replica : state_.replicas) small_short |= replica.kv_shortfall_blocks > 0;
-  const bool large_short = large.kv_shortfall_blocks > 0;
-  const double fraction = state_.large_kv_fraction;
-  constexpr double kEpsilon = 1e-9;
-  bool moved = false;
-  if (large_short && fraction < options_.large_kv_fraction_max - kEpsilon) {
-    // The large model's admissions wait for memory: take a step from the small models. While the
-    // gang holds the GPUs their resident sequences are paused anyway and may be preempted (by
-    // cost) for it; otherwise only their free and cached blocks move.
-    const double target =
-        std::min(options_.large_kv_fraction_max, fraction + options_.kv_rebalance_step);
-    moved = apply_large_kv_fraction(target, now, state_.gang.phase == GangPhase::kActive);
-    if (moved) ++state_.kv_stats.split_moves_to_large;
-  } else if (small_short && !large_short && fraction > options_.large_kv_fraction_min + kEpsilon) {
-    // The small models wait for memory and the large model does not: give a step back, from
-    // its free and cached blocks only (its resident sequences are never preempted for it).
-    const double target =
-        std::max(options_.large_kv_fraction_min, fraction - options_.kv_rebalance_step);
-    moved = apply_large_kv_fraction(target, now, false);
-    if (moved) ++state_.kv_stats.split_moves_to_small;
-  }
-  large.kv_shortfall_blocks = 0;
-  for (Replica& replica : state_.replicas) replica.kv_shortfall_blocks = 0;
-  if (moved) last_rebalance_ = now;
-}
-
-bool Scheduler::apply_large_kv_fraction(double fraction, Time now, bool may_preempt_small) {
-  const KvLayout layout = compute_kv_layout(node_, fraction);
-  LargeModelRuntime& large = *state_.large;
-  if (fraction > state_.large_kv_fraction) {
-    // Small pools shrink first. Check that every one can before changing any.
-    for (const Replica& replica : state_.replicas) {
-      const int64_t shrink = replica.kv.capacity_blocks() -
-                             layout.small_blocks[replica.gpu.value()][replica.model.value()];
-      if (shrink <= replica.kv.available_blocks()) continue;
-      if (!may_preempt_small || state_.gpus[replica.gpu.value()].small_busy) return false;
-    }
-    for (Replica& replica : state_.replicas) {
-      const int64_t capacity = layout.small_blocks[replica.gpu.value()][replica.model.value()];
-      const int64_t shrink = replica.kv.capacity_blocks() - capacity;
-      // Youngest first, paused ones (exclusive mode) before running ones.
-      while (shrink > replica.kv.available_blocks() &&
-             (!replica.paused.empty() || !replica.running.empty())) {
-        const SequenceHandle victim =
-            !replica.paused.empty() ? replica.paused.back() : replica.running.back();
-        preempt(victim, now, PreemptionReason::kSplit, /*memory_needed=*/true);
-      }
-      if (!replica.kv.set_capacity(capacity)) return false;  // cannot happen: all yielded
-    }
-    large.kv.set_capacity(layout.large_blocks);
-  } else {
-    if (large.kv.capacity_blocks() - layout.large_blocks > large.kv.available_blocks()) {
-      return false;
-    }
-    large.kv.set_capacity(layout.large_blocks);
-    for (Replica& replica : state_.replicas) {
-      replica.kv.set_capacity(layout.small_blocks[replica.gpu.value()][replica.model.value()]);
-    }
-  }
-  state_.large_kv_fraction = fraction;
-  state_.kv_stats.large_kv_fraction_lowest =
-      std::min(state_.kv_stats.large_kv_fraction_lowest, fraction);
-  state_.kv_stats.large_kv_fraction_highest =
-      std::max(state_.kv_stats.large_kv_fraction_highest, fraction);
-  return true;
+void Scheduler::evict_for_split(SequenceHandle handle, Time now) {
+  preempt(handle, now, PreemptionReason::kSplit, /*memory_needed=*/true);
 }
 
 // ---------------------------------------------------------------------------------------------

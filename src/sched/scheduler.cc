@@ -5,8 +5,6 @@
 #include <functional>
 #include <stdexcept>
 
-#include "core/input_error.h"
-#include "kv/kv_layout.h"
 #include "sched/router_registry.h"
 
 namespace gangway {
@@ -30,7 +28,8 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
       options_(std::move(options)),
       policy_(std::move(policy)),
       router_(router ? std::move(router) : make_router(options_.routing)),
-      admission_(node_, options_.admission) {
+      admission_(node_, options_.admission),
+      kv_(node_, options_, state_) {
   state_.node = &node_;
   state_.predictor =
       OutputLengthPredictor(static_cast<int>(node_.models.size()),
@@ -40,30 +39,6 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
                                 std::vector<int64_t>(node_.slo_classes.size(), 0));
   state_.running_by_class = state_.queued_by_class;
   state_.queued_prompt_tokens.assign(node_.models.size(), 0);
-  const bool dynamic = options_.kv_split == KvSplit::kDynamic;
-  if (dynamic && !(options_.large_kv_fraction_min <= options_.large_kv_fraction &&
-                   options_.large_kv_fraction <= options_.large_kv_fraction_max)) {
-    throw InputError::at("", std::nullopt, "scheduler.large_kv_fraction",
-                         "expected a value between scheduler.large_kv_fraction_min and "
-                         "scheduler.large_kv_fraction_max with the dynamic split");
-  }
-  if (options_.preemption == PreemptionPolicy::kSwap && node_.host_memory_bytes <= 0) {
-    throw InputError::at("", std::nullopt, "scheduler.preemption",
-                         "swap needs host memory, but node.host_memory_gib is 0");
-  }
-  const KvLayout layout = compute_kv_layout(node_, options_.large_kv_fraction);
-  // The dynamic split can give each pool at most what it has at its tier's extreme.
-  const KvLayout most_large =
-      dynamic ? compute_kv_layout(node_, options_.large_kv_fraction_max) : layout;
-  const KvLayout most_small =
-      dynamic ? compute_kv_layout(node_, options_.large_kv_fraction_min) : layout;
-  state_.large_kv_fraction = node_.large_model() ? options_.large_kv_fraction : 0.0;
-  state_.kv_stats.large_kv_fraction_lowest = state_.large_kv_fraction;
-  state_.kv_stats.large_kv_fraction_highest = state_.large_kv_fraction;
-  for (const GpuMemoryLayout& gpu : layout.gpus) state_.gpu_kv_bytes.push_back(gpu.kv_bytes);
-  state_.host =
-      HostKvTier(node_.host_memory_bytes, options_.prefix_caching && options_.host_prefix_cache);
-
   for (const ModelSpec& model : node_.models) {
     cost_models_.push_back(make_cost_model(model, node_.hardware));
   }
@@ -77,7 +52,6 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
     if (model.is_large()) {
       LargeModelRuntime large;
       large.model = model.id;
-      large.kv = BlockPool(layout.large_blocks, most_large.large_blocks);
       large.cost = cost_models_[model.id.value()].get();
       state_.large = std::move(large);
       continue;
@@ -86,29 +60,13 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
       Replica replica;
       replica.model = model.id;
       replica.gpu = gpu;
-      replica.kv = BlockPool(layout.small_blocks[gpu.value()][model.id.value()],
-                             most_small.small_blocks[gpu.value()][model.id.value()]);
       const auto index = static_cast<uint32_t>(state_.replicas.size());
       state_.replicas.push_back(std::move(replica));
       runtime.replicas.push_back(index);
       state_.gpus[gpu.value()].replicas.push_back(index);
     }
   }
-  // Evicted prefix blocks go to the host tier with their bytes (all shards of a TP model), kept
-  // per model: any GPU holding a replica can load what another evicted.
-  for (Replica& replica : state_.replicas) {
-    replica.kv.set_prefix_caching(options_.prefix_caching);
-    replica.kv.attach_host(&state_.host, replica.model.value(),
-                           host_bytes(node_.model(replica.model), node_.kv_block_tokens));
-  }
-  if (state_.large) {
-    state_.large->kv.set_prefix_caching(options_.prefix_caching);
-    state_.large->kv.attach_host(
-        &state_.host, state_.large->model.value(),
-        host_bytes(node_.model(state_.large->model), node_.kv_block_tokens));
-  }
-  state_.kv_stats.pools.resize(state_.replicas.size() + 1);
-  state_.kv_stats.preemptions_by_model.resize(node_.models.size());
+  kv_.create_pools();
   predictor_.initialise(state_);
   const auto deadline_offset = [&](const SloClass& slo) {
     return slo.ttft_target.value_or(options_.admission.no_target_deadline);
@@ -123,10 +81,6 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
     }
     classes_served_first_.push_back(std::move(first));
   }
-}
-
-int64_t Scheduler::host_bytes(const ModelSpec& model, int64_t tokens) const {
-  return model.kv_bytes_per_token_per_gpu() * model.tensor_parallel * tokens;
 }
 
 Scheduler::~Scheduler() = default;
@@ -183,7 +137,7 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
   const ModelSpec& model = node_.model(spec.model);
   const int64_t context_tokens = static_cast<int64_t>(spec.prompt_tokens) + spec.max_tokens;
   if (context_tokens > model.max_context_tokens ||
-      blocks_for_tokens(context_tokens, node_.kv_block_tokens) > largest_pool_blocks(model)) {
+      blocks_for_tokens(context_tokens, node_.kv_block_tokens) > kv_.largest_pool_blocks(model)) {
     reject(spec, Reason::kBadRequest, now);
     after_event(now);
     return result;
@@ -289,27 +243,6 @@ void Scheduler::enqueue_large(SequenceHandle handle) {
   state_.large->queue.push(handle, seq, queue_key(seq));
 }
 
-int64_t Scheduler::largest_pool_blocks(const ModelSpec& model) const {
-  if (model.is_large()) return state_.large->kv.max_capacity_blocks();
-  int64_t largest = 0;
-  for (uint32_t index : state_.small_models[model.id.value()].replicas) {
-    largest = std::max(largest, state_.replicas[index].kv.max_capacity_blocks());
-  }
-  return largest;
-}
-
-BlockPool& Scheduler::pool_of(const Sequence& seq) {
-  if (seq.large) return state_.large->kv;
-  return state_.replicas[seq.running_replica].kv;
-}
-
-void Scheduler::release_kv(Sequence& seq, BlockPool& pool) {
-  pool.release(seq.blocks);
-  seq.blocks.clear();
-  seq.kv_blocks = 0;
-  seq.published_blocks = 0;
-}
-
 void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Time now) {
   Sequence& seq = state_.sequences[handle];
   if (seq.state == SequenceState::kQueued) {
@@ -321,10 +254,7 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
   } else if (seq.state == SequenceState::kRunning) {
     take_off_engine(seq, handle);
   }
-  if (seq.swapped) {
-    state_.host.release_swap(host_bytes(node_.model(seq.spec.model), seq.kv_tokens));
-    seq.swapped = false;
-  }
+  if (seq.swapped) kv_.discard_swapped(seq);
   count_transition(seq, seq.state, SequenceState::kFinished);
   RequestRecord record;
   record.id = seq.spec.id;
@@ -409,7 +339,7 @@ void Scheduler::complete_batch(std::vector<BatchEntry>& batch, std::span<const R
           seq.large ? state_.large->resident_prefill_tokens
                     : state_.replicas[seq.running_replica].resident_prefill_tokens;
       resident_prefill -= entry.prefill_tokens;
-      publish_computed_blocks(seq);
+      kv_.publish_computed_blocks(seq);
     }
     bool done = false;
     if (entry.emits_token) {
@@ -477,21 +407,8 @@ Time Scheduler::next_wakeup(Time now) const {
 }
 
 Time Scheduler::next_work_wakeup(Time now) const {
-  Time wake = policy_->next_wakeup(state_, now);
-  // A KV copy from host memory ends: its sequence can join an iteration. (The heap's earliest
-  // entry is in the future after any decision pass; scan only if asked about a later time.)
-  if (!kv_ready_times_.empty()) {
-    if (kv_ready_times_.front() > now) return std::min(wake, kv_ready_times_.front());
-    for (const Time ready : kv_ready_times_) {
-      if (ready > now) wake = std::min(wake, ready);
-    }
-  }
-  return wake;
-}
-
-void Scheduler::note_kv_ready(Time ready) {
-  kv_ready_times_.push_back(ready);
-  std::push_heap(kv_ready_times_.begin(), kv_ready_times_.end(), std::greater<>());
+  // A KV copy from host memory ends: its sequence can join an iteration.
+  return std::min(policy_->next_wakeup(state_, now), kv_.next_copy_end(now));
 }
 
 void Scheduler::gpu_activities(std::span<GpuActivity> out) const {
@@ -524,8 +441,7 @@ void Scheduler::gpu_activities(std::span<GpuActivity> out) const {
 
 void Scheduler::after_event([[maybe_unused]] Time now) {
   ++events_;
-  state_.kv_stats.host_peak_bytes =
-      std::max(state_.kv_stats.host_peak_bytes, state_.host.used_bytes());
+  kv_.note_host_usage();
 #ifdef GANGWAY_CHECK_INVARIANTS
   check_invariants();
   check_progress(now);
@@ -536,14 +452,11 @@ void Scheduler::after_event([[maybe_unused]] Time now) {
 // The decision pass.
 
 void Scheduler::decide(Time now) {
-  while (!kv_ready_times_.empty() && kv_ready_times_.front() <= now) {
-    std::pop_heap(kv_ready_times_.begin(), kv_ready_times_.end(), std::greater<>());
-    kv_ready_times_.pop_back();
-  }
+  kv_.forget_copies_ended_by(now);
   // Without arrivals the ladder is fed no pressure; it steps down on its own (never up, so
   // nothing is shed here).
   if (admission_.refresh_pressure(now)) publish_overload(now);
-  rebalance_kv(now);
+  kv_.rebalance(now, state_.gang.phase == GangPhase::kActive, *this);
   policy_->plan(state_, now);
   decide_once(now);
   // A pass can end with live work and nothing to run it: no iteration in flight and no wakeup

@@ -31,69 +31,20 @@
 #include "sched/admission/admission_options.h"
 #include "sched/effects.h"
 #include "sched/gang_policy.h"
+#include "sched/kv_manager.h"
 #include "sched/router.h"
+#include "sched/scheduler_options.h"
 #include "sched/scheduler_state.h"
 #include "sched/ttft_predictor.h"
 
 namespace gangway {
-
-// How each GPU's KV memory is divided between the large model's pool and the small models'.
-enum class KvSplit : uint8_t {
-  kStatic,   // large_kv_fraction, fixed for the run
-  kDynamic,  // starts at large_kv_fraction; moves between the bounds toward the tier whose
-             // admissions are blocked by memory (docs/kv-and-routing.md)
-};
-
-// How a resident sequence that must yield is taken off: by predicted cost (the product), or one
-// mode forced for experiments (falling back pause -> swap -> recompute where it is impossible).
-enum class PreemptionPolicy : uint8_t { kCost, kPause, kSwap, kRecompute };
-
-struct SchedulerOptions {
-  // Share of each GPU's KV memory reserved for the large model's shard (the static split, and
-  // the dynamic split's starting point).
-  double large_kv_fraction = 0.5;
-  // Fraction of a KV pool kept free when admitting a new sequence, so that running sequences can
-  // grow a while before anyone must be preempted (vLLM's watermark).
-  double kv_admission_watermark = 0.01;
-  // Output length assumed before any request of a model has completed.
-  double prior_mean_output_tokens = 128;
-  // Predict from RequestSpec::oracle_output_tokens (experiments' perfect-knowledge reference).
-  bool oracle_predictor = false;
-
-  // KV memory, prefix caches and routing (docs/kv-and-routing.md).
-  KvSplit kv_split = KvSplit::kStatic;
-  // Bounds of the dynamic split, and how much of each GPU's KV memory one move shifts.
-  double large_kv_fraction_min = 0.2;
-  double large_kv_fraction_max = 0.8;
-  double kv_rebalance_step = 0.05;
-  // Least time between two moves of the dynamic split.
-  Duration kv_rebalance_interval = std::chrono::milliseconds(50);
-  // Reuse KV of earlier requests' prompts (prefix caching) at all.
-  bool prefix_caching = true;
-  // Keep prefix blocks evicted from a GPU in host memory, for a hit to load over PCIe. Off by
-  // default: it pays only where prompts come back after the GPUs' caches have turned over
-  // (multi-turn chat with long think times, as in the Mooncake trace), and it costs a PCIe copy
-  // per evicted block and host memory (docs/kv-and-routing.md).
-  bool host_prefix_cache = false;
-  // Large model: defer a queued request whose next uncached block a resident sequence is
-  // computing right now, so that it hits that block instead of computing it a second time.
-  bool lm_cache_aware_batching = true;
-  PreemptionPolicy preemption = PreemptionPolicy::kCost;
-  // Routing rule for small-model requests (sched/router_registry.h), used when the Scheduler is
-  // built without a Router of its own.
-  std::string routing = "predicted-ttft";
-  // Requests arriving before this are left out of the KV statistics (a driver's warm-up).
-  Time statistics_from;
-  // Admission control, queue order and overload handling (docs/overload.md).
-  AdmissionOptions admission;
-};
 
 struct SubmitResult {
   bool accepted = false;
   SequenceHandle handle = kNoSequence;
 };
 
-class Scheduler {
+class Scheduler : private KvEvictor {
  public:
   // Throws InputError if the node's memory layout does not fit.
   Scheduler(const NodeSpec& node, SchedulerOptions options, std::unique_ptr<GangPolicy> policy,
@@ -153,10 +104,6 @@ class Scheduler {
   void finish(SequenceHandle handle, Outcome outcome, Reason reason, Time now);
   void enqueue_small(SequenceHandle handle, Time now);
   void enqueue_large(SequenceHandle handle);
-  void release_kv(Sequence& seq, BlockPool& pool);
-  BlockPool& pool_of(const Sequence& seq);
-  // The most KV blocks any one engine of this model has: a longer request can never run.
-  int64_t largest_pool_blocks(const ModelSpec& model) const;
 
   // Admission (admission.cc).
   AdmissionQuery admission_query(const Sequence& seq, Time now) const;
@@ -212,10 +159,6 @@ class Scheduler {
   // Whether a resident sequence of the target is computing the block `seq` needs next.
   bool next_block_in_progress(const BatchTarget& target, const Sequence& seq) const;
   void preempt_for_memory(BatchTarget& target, int64_t blocks_needed, Time now);
-  // Publishes the sequence's newly computed full prompt blocks to its pool's prefix index.
-  void publish_computed_blocks(Sequence& seq);
-  void note_kv_ready(Time ready);
-  void record_first_admission(const Sequence& seq, uint32_t pool_id);
 
   // Preemption (preemption.cc). Takes a resident sequence off its engine by the cheapest mode
   // allowed (memory_needed rules out pausing); returns the mode used.
@@ -230,11 +173,8 @@ class Scheduler {
   void requeue_preempted(SequenceHandle handle);
   // Removes a resident sequence from its running (or paused) set and releases its blocks.
   void take_off_engine(Sequence& seq, SequenceHandle handle);
-  // Dynamic split (preemption.cc): moves KV memory toward the tier that needs it.
-  void rebalance_kv(Time now);
-  bool apply_large_kv_fraction(double fraction, Time now, bool may_preempt_small);
-  // Host bytes of `tokens` tokens of KV of `model` (every shard of a TP model).
-  int64_t host_bytes(const ModelSpec& model, int64_t tokens) const;
+  // KvEvictor: the dynamic split shrinks a small pool.
+  void evict_for_split(SequenceHandle handle, Time now) override;
 
   // Work stealing: an idle GPU's replica takes a request queued at another replica if the
   // router finds one that starts sooner here.
@@ -251,6 +191,7 @@ class Scheduler {
   std::vector<std::unique_ptr<CostModel>> cost_models_;  // indexed by ModelId value
   SchedulerState state_;
   AdmissionController admission_;
+  KvManager kv_;
   // Prefill-time estimates for preemption costs (initialised once the state is built).
   TtftPredictor predictor_;
   // By SloClassId value: the classes whose queued work is served before a newcomer of that
@@ -261,10 +202,6 @@ class Scheduler {
   std::unordered_map<RequestId, SequenceHandle> handle_by_id_;
   Effects effects_;
   std::vector<SequenceHandle> scratch_finished_;
-  std::vector<BlockId> scratch_blocks_;
-  // Times at which KV copies from host memory end (a min-heap): the scheduler wants a pass then.
-  std::vector<Time> kv_ready_times_;
-  std::optional<Time> last_rebalance_;
   uint64_t events_ = 0;
   // Set while decide() repeats a pass that left live work with nothing to run it (see there).
   bool progress_pass_ = false;
