@@ -63,4 +63,23 @@ bool retry_elsewhere(Reason reason) {
   }
 }
 
+bool says_node_busy(Reason reason) {
+  return reason == Reason::kQueueFull || reason == Reason::kDeadlineUnmeetable ||
+         reason == Reason::kShed;
+}
+
+RequestRecord rejected_record(const RequestSpec& spec, Reason reason, Time now) {
+  RequestRecord record;
+  record.id = spec.id;
+  record.model = spec.model;
+  record.slo_class = spec.slo_class;
+  record.tenant = spec.tenant;
+  record.outcome = Outcome::kRejected;
+  record.reason = reason;
+  record.arrival = spec.arrival;
+  record.finished = now;
+  record.prompt_tokens = spec.prompt_tokens;
+  return record;
+}
+
 }  // namespace gangway

@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "core/ids.h"
+#include "core/request.h"
 #include "core/time.h"
 
 namespace gangway {
@@ -37,6 +38,10 @@ const char* to_string(Outcome outcome);
 const char* to_string(Reason reason);
 // Whether a router should send the same request to another node right away.
 bool retry_elsewhere(Reason reason);
+// Whether a rejection says the node is busy (its queue is full, it predicts a missed target, the
+// overload ladder sheds): the rejections that count as SLO misses for the weight shift and leave
+// no headroom in load reports.
+bool says_node_busy(Reason reason);
 
 // The life of one request, handed to metrics when it ends. Times the request never reached
 // (a rejected request has no first token) are empty.
@@ -83,5 +88,8 @@ struct RequestRecord {
     return (finished - *first_token) / (output_tokens - 1);
   }
 };
+
+// The record of a request turned away at arrival (`now`), before anything ran.
+RequestRecord rejected_record(const RequestSpec& spec, Reason reason, Time now);
 
 }  // namespace gangway

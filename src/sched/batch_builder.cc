@@ -195,13 +195,9 @@ bool Scheduler::admit(BatchTarget& target, SequenceHandle handle, int32_t budget
   if (!kv_.plan_admission(seq, *target.kv, model, budget, *target.kv_shortfall_blocks, plan)) {
     return false;
   }
-  RequestQueue& queue = seq.large ? state_.large->queue
-                                  : (seq.queued_replica != kNoReplica
-                                         ? state_.replicas[seq.queued_replica].queue
-                                         : state_.small_models[seq.spec.model.value()].queue);
-  queue.erase(handle, seq);
+  state_.queue_holding(seq).erase(handle, seq);
   // Counted before kv_tokens changes: queued prompt tokens were counted from it.
-  count_transition(seq, SequenceState::kQueued, SequenceState::kRunning);
+  state_.count_transition(seq, SequenceState::kQueued, SequenceState::kRunning);
   seq.state = SequenceState::kRunning;
   seq.queued_replica = kNoReplica;
   if (target.replica) {
@@ -350,7 +346,7 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
       if (h == kNoSequence) break;
     }
     Sequence& seq = state_.sequences[h];
-    if (deferred(seq)) break;
+    if (gate_.deferred(seq)) break;
     const bool allowed = target.replica ? policy_->admit_small(state_, *target.replica, seq, now)
                                         : policy_->admit_large(state_, seq, now);
     if (!allowed) break;

@@ -1,27 +1,14 @@
-// GPU failure and recovery (issue: failure modes). A lost GPU takes with it the iteration in
+// The Scheduler's GPU failure and recovery events. A lost GPU takes with it the iteration in
 // flight there and the KV it held: resident sequences fail (their state is gone), queued ones
 // move to replicas on healthy GPUs (or are rejected when their model has none left), and the
 // large model, which needs all GPUs, cannot run at all: its queued requests are rejected at once
-// with a retry-elsewhere reason, as are new ones (admission_query says no_capacity). Every
+// with a retry-elsewhere reason, as are new ones (AdmissionGate::query says no_capacity). Every
 // request still ends exactly once.
 #include <algorithm>
 
 #include "sched/scheduler.h"
 
 namespace gangway {
-
-bool Scheduler::any_gpu_failed() const {
-  return std::any_of(state_.gpus.begin(), state_.gpus.end(),
-                     [](const GpuRuntime& gpu) { return gpu.failed; });
-}
-
-bool Scheduler::has_capacity(ModelId model) const {
-  if (node_.model(model).is_large()) return !any_gpu_failed();
-  const std::vector<uint32_t>& replicas = state_.small_models[model.value()].replicas;
-  return std::any_of(replicas.begin(), replicas.end(), [&](uint32_t index) {
-    return !state_.gpus[state_.replicas[index].gpu.value()].failed;
-  });
-}
 
 void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
   GpuRuntime& gpu = state_.gpus.at(gpu_id.value());
@@ -47,7 +34,7 @@ void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
     for (const auto& entry : replica.queue) queued.push_back(std::get<2>(entry));
     for (SequenceHandle h : queued) {
       Sequence& seq = state_.sequences[h];
-      if (!has_capacity(seq.spec.model)) {
+      if (!state_.has_capacity(seq.spec.model)) {
         finish(h, Outcome::kRejected, Reason::kNoCapacity, now);
       } else {
         replica.queue.erase(h, seq);
@@ -57,9 +44,9 @@ void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
   }
   // A model's shared (late-binding) queue waits for any of its replicas: with none healthy left,
   // what waits there is told to go elsewhere too, or it would wait for a GPU that may never come
-  // back (found by tests/sim/random_scenarios_test.cc: the default router binds late).
+  // back (the default router binds late, so requests do wait there).
   for (SmallModelRuntime& model : state_.small_models) {
-    if (model.queue.empty() || has_capacity(model.model)) continue;
+    if (model.queue.empty() || state_.has_capacity(model.model)) continue;
     std::vector<SequenceHandle> stranded;
     for (const auto& entry : model.queue) stranded.push_back(std::get<2>(entry));
     for (SequenceHandle h : stranded) finish(h, Outcome::kRejected, Reason::kNoCapacity, now);

@@ -100,11 +100,6 @@ class GangPolicy {
     (void)now;
     return Time::max();
   }
-  // Queue order key for a newly queued request (smaller first). Default: arrival time (FCFS).
-  virtual int64_t queue_key(const SchedulerState& state, const Sequence& seq) const {
-    (void)state;
-    return seq.spec.arrival.ns();
-  }
 
   // Notifications, for policies that account for use (virtual time, shares). An iteration is
   // reported after its sequences have been updated (tokens counted, finished ones removed), so

@@ -91,7 +91,7 @@ void Scheduler::resume_paused(Replica& replica) {
 void Scheduler::requeue_preempted(SequenceHandle handle) {
   Sequence& seq = state_.sequences[handle];
   seq.state = SequenceState::kQueued;
-  count_transition(seq, SequenceState::kFinished, SequenceState::kQueued);
+  state_.count_transition(seq, SequenceState::kFinished, SequenceState::kQueued);
   if (seq.large) {
     state_.large->queue.push(handle, seq, seq.queue_key);
   } else {
@@ -105,7 +105,7 @@ void Scheduler::requeue_preempted(SequenceHandle handle) {
 void Scheduler::drop_for_recompute(SequenceHandle handle) {
   Sequence& seq = state_.sequences[handle];
   take_off_engine(seq, handle);
-  count_transition(seq, SequenceState::kRunning, SequenceState::kFinished);
+  state_.count_transition(seq, SequenceState::kRunning, SequenceState::kFinished);
   seq.prefill_target_tokens = seq.spec.prompt_tokens + seq.generated_tokens;
   seq.kv_tokens = 0;
   seq.kv_ready = Time::zero();
@@ -116,7 +116,7 @@ void Scheduler::swap_out(SequenceHandle handle, Time now) {
   Sequence& seq = state_.sequences[handle];
   kv_.swap_out(seq, node_.model(seq.spec.model), now);
   take_off_engine(seq, handle);
-  count_transition(seq, SequenceState::kRunning, SequenceState::kFinished);
+  state_.count_transition(seq, SequenceState::kRunning, SequenceState::kFinished);
   requeue_preempted(handle);
 }
 

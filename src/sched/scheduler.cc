@@ -28,7 +28,7 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
       options_(std::move(options)),
       policy_(std::move(policy)),
       router_(router ? std::move(router) : make_router(options_.routing)),
-      admission_(node_, options_.admission),
+      gate_(node_, options_, state_, predictor_),
       kv_(node_, options_, state_) {
   state_.node = &node_;
   state_.predictor =
@@ -68,19 +68,6 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
   }
   kv_.create_pools();
   predictor_.initialise(state_);
-  const auto deadline_offset = [&](const SloClass& slo) {
-    return slo.ttft_target.value_or(options_.admission.no_target_deadline);
-  };
-  for (const SloClass& newcomer : node_.slo_classes) {
-    std::vector<SloClassId> first;
-    for (const SloClass& queued : node_.slo_classes) {
-      if (options_.admission.queue_order != QueueOrder::kSlack ||
-          deadline_offset(queued) <= deadline_offset(newcomer)) {
-        first.push_back(queued.id);
-      }
-    }
-    classes_served_first_.push_back(std::move(first));
-  }
 }
 
 Scheduler::~Scheduler() = default;
@@ -110,18 +97,8 @@ SequenceHandle Scheduler::allocate_sequence(const RequestSpec& spec) {
 }
 
 void Scheduler::reject(const RequestSpec& spec, Reason reason, Time now) {
-  RequestRecord record;
-  record.id = spec.id;
-  record.model = spec.model;
-  record.slo_class = spec.slo_class;
-  record.tenant = spec.tenant;
-  record.outcome = Outcome::kRejected;
-  record.reason = reason;
-  record.arrival = spec.arrival;
-  record.finished = now;
-  record.prompt_tokens = spec.prompt_tokens;
-  effects_.finished.push_back(record);
-  note_slo_outcome(record, now);
+  effects_.finished.push_back(rejected_record(spec, reason, now));
+  gate_.note_rejected(effects_.finished.back(), now);
 }
 
 SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
@@ -142,7 +119,7 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
     after_event(now);
     return result;
   }
-  if (const std::optional<AdmissionVerdict> limited = admission_.screen(spec, now)) {
+  if (const std::optional<AdmissionVerdict> limited = gate_.screen(spec, now)) {
     reject(spec, limited->reason, now);
     effects_.finished.back().retry_after = limited->retry_after;
     after_event(now);
@@ -153,19 +130,13 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
     Sequence& seq = state_.sequences[handle];
     // Not queued anywhere until admitted: shedding (below) must not take it for a queued one.
     seq.state = SequenceState::kFinished;
-    const AdmissionQuery query = admission_query(seq, now);
-    if (admission_.enabled() && !query.no_capacity) {
-      const double pressure =
-          to_seconds(query.predicted_wait) / to_seconds(admission_.tightest_target());
-      if (admission_.observe_pressure(spec.model, pressure, now)) shed_queued(now);
-      publish_overload(now);
+    const AdmissionQuery query = gate_.query(seq, now);
+    if (gate_.samples_pressure(query)) {
+      if (gate_.observe_pressure(spec.model, query, now)) shed_queued(now);
+      gate_.publish_overload(now);
     }
-    const AdmissionVerdict verdict = admission_.decide(spec, query, now);
+    const AdmissionVerdict verdict = gate_.decide(spec, query, now);
     if (!verdict.admit) {
-      if (verdict.reason == Reason::kDeadlineUnmeetable || verdict.reason == Reason::kShed ||
-          verdict.reason == Reason::kQueueFull) {
-        state_.overload.last_busy_rejection = now;
-      }
       discard_sequence(handle);
       reject(spec, verdict.reason, now);
       effects_.finished.back().retry_after = verdict.retry_after;
@@ -177,9 +148,10 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
       seq.spec.slo_class = verdict.slo_class;
     }
     seq.spec.max_tokens = verdict.max_tokens;
-    if (admission_.enabled()) seq.predicted_ttft = query.predicted_ttft;
+    if (gate_.controller().enabled()) seq.predicted_ttft = query.predicted_ttft;
   }
-  count_transition(state_.sequences[handle], SequenceState::kFinished, SequenceState::kQueued);
+  state_.count_transition(state_.sequences[handle], SequenceState::kFinished,
+                          SequenceState::kQueued);
   if (model.is_large()) {
     enqueue_large(handle);
   } else {
@@ -192,25 +164,10 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
   return result;
 }
 
-void Scheduler::count_transition(const Sequence& seq, SequenceState from, SequenceState to) {
-  const size_t model = seq.spec.model.value();
-  const size_t slo = seq.spec.slo_class.value();
-  auto adjust = [&](SequenceState state, int64_t delta) {
-    if (state == SequenceState::kQueued) {
-      state_.queued_by_class[model][slo] += delta;
-      state_.queued_prompt_tokens[model] += delta * seq.remaining_prefill_tokens();
-    } else if (state == SequenceState::kRunning) {
-      state_.running_by_class[model][slo] += delta;
-    }
-  };
-  adjust(from, -1);
-  adjust(to, +1);
-}
-
 void Scheduler::enqueue_small(SequenceHandle handle, Time now) {
   Sequence& seq = state_.sequences[handle];
   seq.state = SequenceState::kQueued;
-  const int64_t key = queue_key(seq);
+  const int64_t key = gate_.ordering().key(seq);
   std::optional<uint32_t> replica = router_->route(state_, seq, now);
   if (replica && state_.gpus[state_.replicas[*replica].gpu.value()].failed) {
     // Routers know nothing of failures: take the healthy replica with the least queued work.
@@ -240,22 +197,18 @@ void Scheduler::enqueue_small(SequenceHandle handle, Time now) {
 void Scheduler::enqueue_large(SequenceHandle handle) {
   Sequence& seq = state_.sequences[handle];
   seq.state = SequenceState::kQueued;
-  state_.large->queue.push(handle, seq, queue_key(seq));
+  state_.large->queue.push(handle, seq, gate_.ordering().key(seq));
 }
 
 void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Time now) {
   Sequence& seq = state_.sequences[handle];
   if (seq.state == SequenceState::kQueued) {
-    RequestQueue& queue = seq.large ? state_.large->queue
-                                    : (seq.queued_replica != kNoReplica
-                                           ? state_.replicas[seq.queued_replica].queue
-                                           : state_.small_models[seq.spec.model.value()].queue);
-    queue.erase(handle, seq);
+    state_.queue_holding(seq).erase(handle, seq);
   } else if (seq.state == SequenceState::kRunning) {
     take_off_engine(seq, handle);
   }
   if (seq.swapped) kv_.discard_swapped(seq);
-  count_transition(seq, seq.state, SequenceState::kFinished);
+  state_.count_transition(seq, seq.state, SequenceState::kFinished);
   RequestRecord record;
   record.id = seq.spec.id;
   record.model = seq.spec.model;
@@ -273,10 +226,6 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
   record.cached_prompt_tokens = seq.cached_prompt_tokens;
   record.gpu = seq.gpu;
   record.preemptions = seq.preemptions;
-  if (seq.predicted_ttft && record.first_token && !seq.downgraded_from) {
-    admission_.note_prediction(seq.spec.model, seq.spec.slo_class, *seq.predicted_ttft,
-                               *record.ttft(), now);
-  }
   if (outcome == Outcome::kCompleted && record.first_token) {
     const SloClass& slo = node_.slo_class(record.slo_class);
     record.ttft_met = slo.ttft_met_by(*record.ttft()) &&
@@ -284,7 +233,7 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
     record.slo_met = record.ttft_met && slo.tpot_met_by(record.tpot());
   }
   effects_.finished.push_back(record);
-  note_slo_outcome(record, now);
+  gate_.note_finished(seq, record, now);
   if (outcome == Outcome::kCompleted) {
     state_.predictor.observe(seq.spec.model, seq.spec.prompt_tokens, seq.generated_tokens);
     if (seq.first_scheduled) {
@@ -302,6 +251,24 @@ void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Ti
   seq.blocks.clear();
   free_handles_.push_back(handle);
   --state_.live_sequences;
+}
+
+void Scheduler::discard_sequence(SequenceHandle handle) {
+  Sequence& seq = state_.sequences[handle];
+  handle_by_id_.erase(seq.spec.id);
+  seq.state = SequenceState::kFinished;
+  seq.spec.prefix_blocks.clear();
+  free_handles_.push_back(handle);
+  --state_.live_sequences;
+}
+
+void Scheduler::shed_queued(Time now) {
+  // Collected first: finishing edits the queues.
+  for (const SequenceHandle h : gate_.shed_victims()) {
+    finish(h, Outcome::kRejected, Reason::kShed, now);
+    effects_.finished.back().retry_after = std::chrono::seconds(1);
+    gate_.note_shed_from_queue();
+  }
 }
 
 void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> ended, Time now) {
@@ -402,7 +369,7 @@ void Scheduler::stop(Time now, Reason reason) {
 Time Scheduler::next_wakeup(Time now) const {
   Time wake = next_work_wakeup(now);
   // The ladder stepping down once arrivals have stopped (it defers batch work while up).
-  if (state_.live_sequences > 0) wake = std::min(wake, admission_.next_pressure_refresh(now));
+  if (state_.live_sequences > 0) wake = std::min(wake, gate_.next_pressure_refresh(now));
   return wake;
 }
 
@@ -453,9 +420,7 @@ void Scheduler::after_event([[maybe_unused]] Time now) {
 
 void Scheduler::decide(Time now) {
   kv_.forget_copies_ended_by(now);
-  // Without arrivals the ladder is fed no pressure; it steps down on its own (never up, so
-  // nothing is shed here).
-  if (admission_.refresh_pressure(now)) publish_overload(now);
+  gate_.refresh_pressure(now);
   kv_.rebalance(now, state_.gang.phase == GangPhase::kActive, *this);
   policy_->plan(state_, now);
   decide_once(now);
@@ -469,23 +434,15 @@ void Scheduler::decide(Time now) {
   // changes nothing. (The ladder's own wakeups, when it may step down, do not count here: with
   // every GPU idle, deferred work would wait a second or more for them.)
   if (idle_with_live_work() && next_work_wakeup(now) == Time::max()) {
-    progress_pass_ = true;
+    gate_.lift_deferral(true);
     decide_once(now);
-    progress_pass_ = false;
+    gate_.lift_deferral(false);
   }
 }
 
 void Scheduler::decide_once(Time now) {
   advance_gang(now);
   for (GpuRuntime& gpu : state_.gpus) maybe_start_small(gpu, now);
-}
-
-void Scheduler::publish_overload(Time now) {
-  state_.overload.level = admission_.level();
-  state_.overload.pressure = admission_.pressure();
-  if (admission_.update_weight_shift(now)) {
-    state_.overload.large_weight_factor = admission_.large_weight_factor();
-  }
 }
 
 bool Scheduler::idle_with_live_work() const {
@@ -501,7 +458,7 @@ void Scheduler::advance_gang(Time now) {
   GangRuntime& gang = state_.gang;
   const bool lease = policy_->mode() == ExecutionMode::kLease;
 
-  if (gang.phase == GangPhase::kOff && state_.has_large_work() && !any_gpu_failed() &&
+  if (gang.phase == GangPhase::kOff && state_.has_large_work() && !state_.any_gpu_failed() &&
       policy_->want_gang(state_, now)) {
     gang.phase = GangPhase::kPending;
     gang.pending_since = now;
@@ -599,7 +556,11 @@ void Scheduler::maybe_start_small(GpuRuntime& gpu, Time now) {
     const uint32_t index = gpu.replicas[(gpu.next_replica + i) % count];
     Replica& replica = state_.replicas[index];
     if (replica.running.empty() && !state_.replica_has_queued_work(replica)) continue;
-    make_room_for_priority(replica, now);
+    const SequenceHandle victim = gate_.priority_victim(replica);
+    if (victim != kNoSequence) {
+      // A pause would keep its memory: swapped or dropped for recompute, whichever costs less.
+      preempt(victim, now, PreemptionReason::kPriority, /*memory_needed=*/true);
+    }
     if (launch_small(gpu, replica, now, max_duration)) {
       gpu.next_replica = static_cast<uint32_t>((gpu.next_replica + i + 1) % count);
       return;

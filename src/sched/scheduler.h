@@ -27,8 +27,7 @@
 #include "core/outcome.h"
 #include "core/request.h"
 #include "model/cost_model.h"
-#include "sched/admission/admission_controller.h"
-#include "sched/admission/admission_options.h"
+#include "sched/admission_gate.h"
 #include "sched/effects.h"
 #include "sched/gang_policy.h"
 #include "sched/kv_manager.h"
@@ -78,7 +77,7 @@ class Scheduler : private KvEvictor {
   Time next_wakeup(Time now) const;
 
   const SchedulerState& state() const { return state_; }
-  const AdmissionController& admission() const { return admission_; }
+  const AdmissionController& admission() const { return gate_.controller(); }
   const GangPolicy& policy() const { return *policy_; }
   const Router& router() const { return *router_; }
   int64_t live_requests() const { return state_.live_sequences; }
@@ -105,33 +104,13 @@ class Scheduler : private KvEvictor {
   void enqueue_small(SequenceHandle handle, Time now);
   void enqueue_large(SequenceHandle handle);
 
-  // Admission (admission.cc).
-  AdmissionQuery admission_query(const Sequence& seq, Time now) const;
-  void predict_small_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const;
-  void predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const;
-  // Queued prefill tokens of `queue` that would be served before a newcomer of `slo_class`.
-  int64_t tokens_ahead(const RequestQueue& queue, SloClassId slo_class) const;
-  int64_t slack_queue_key(const Sequence& seq) const;
-  int64_t queue_key(const Sequence& seq) const;
-  void shed_queued(Time now);
-  // The weight shift's signal: a finished record of the most important class, on time or not
-  // (admission.cc); re-evaluates the shift and publishes the factor to the gang policy.
-  void note_slo_outcome(const RequestRecord& record, Time now);
   // Undoes allocate_sequence for a request that was not admitted.
   void discard_sequence(SequenceHandle handle);
-  void make_room_for_priority(Replica& replica, Time now);
-  // Whether a sequence of a deferred class at a queue's head must wait (rung defer_batch). Never
-  // in a decision pass repeated for progress (decide()).
-  bool deferred(const Sequence& seq) const;
-
-  bool any_gpu_failed() const;
-  // Whether `model` can run at all: the gang needs every GPU, a small model one healthy replica.
-  bool has_capacity(ModelId model) const;
+  // The overload ladder began shedding: queued requests of the classes it sheds end now
+  // (rejected, shed, retry elsewhere).
+  void shed_queued(Time now);
 
   void decide(Time now);
-  // Copies the admission controller's ladder level, pressure and weight shift to the state the
-  // policies read.
-  void publish_overload(Time now);
   // One pass over the gang and every GPU: what decide() runs, and repeats for progress.
   void decide_once(Time now);
   // Live requests and no iteration in flight.
@@ -179,8 +158,6 @@ class Scheduler : private KvEvictor {
   // Work stealing: an idle GPU's replica takes a request queued at another replica if the
   // router finds one that starts sooner here.
   bool steal_work(Replica& replica, Time now);
-  // Keeps SchedulerState's per-class counters in step with a sequence's state changes.
-  void count_transition(const Sequence& seq, SequenceState from, SequenceState to);
   void record_admission_prediction(Sequence& seq, const ModelSpec& model, int32_t batch_size,
                                    Time now);
 
@@ -190,21 +167,16 @@ class Scheduler : private KvEvictor {
   std::unique_ptr<Router> router_;
   std::vector<std::unique_ptr<CostModel>> cost_models_;  // indexed by ModelId value
   SchedulerState state_;
-  AdmissionController admission_;
-  KvManager kv_;
-  // Prefill-time estimates for preemption costs (initialised once the state is built).
+  // Prefill-time estimates for admission and preemption costs (initialised once the state is
+  // built).
   TtftPredictor predictor_;
-  // By SloClassId value: the classes whose queued work is served before a newcomer of that
-  // class (under least-slack order, those whose TTFT target is as tight; under arrival order,
-  // all). Admission's wait estimate counts only their tokens.
-  std::vector<std::vector<SloClassId>> classes_served_first_;
+  AdmissionGate gate_;
+  KvManager kv_;
   std::vector<SequenceHandle> free_handles_;
   std::unordered_map<RequestId, SequenceHandle> handle_by_id_;
   Effects effects_;
   std::vector<SequenceHandle> scratch_finished_;
   uint64_t events_ = 0;
-  // Set while decide() repeats a pass that left live work with nothing to run it (see there).
-  bool progress_pass_ = false;
 };
 
 }  // namespace gangway

@@ -207,6 +207,24 @@ struct SchedulerState {
   bool replica_has_queued_work(const Replica& replica) const {
     return !replica.queue.empty() || !small_models[replica.model.value()].queue.empty();
   }
+  bool any_gpu_failed() const {
+    for (const GpuRuntime& gpu : gpus) {
+      if (gpu.failed) return true;
+    }
+    return false;
+  }
+  // Whether `model` can run at all: the gang needs every GPU, a small model one healthy replica.
+  bool has_capacity(ModelId model) const;
+  // The queue that holds queued `seq`: the large model's, its replica's, or its model's shared
+  // queue.
+  RequestQueue& queue_holding(const Sequence& seq) {
+    if (seq.large) return large->queue;
+    return seq.queued_replica != kNoReplica ? replicas[seq.queued_replica].queue
+                                            : small_models[seq.spec.model.value()].queue;
+  }
+  // Keeps the per-class counters and queued prompt tokens in step with a sequence moving from
+  // state `from` to `to` (kFinished stands for "counted nowhere").
+  void count_transition(const Sequence& seq, SequenceState from, SequenceState to);
 };
 
 }  // namespace gangway

@@ -182,19 +182,9 @@ void SchedulerLoop::handle_submit(Submission& submission, Time now) {
   submission.sink->id = spec.id;
   metrics_.on_arrival(spec.model, spec.slo_class);
   if (draining_ || stopped_) {
-    RequestRecord record;
-    record.id = spec.id;
-    record.model = spec.model;
-    record.slo_class = spec.slo_class;
-    record.tenant = spec.tenant;
-    record.outcome = Outcome::kRejected;
-    record.reason = Reason::kDraining;
-    record.arrival = now;
-    record.finished = now;
-    record.prompt_tokens = spec.prompt_tokens;
     live_[spec.id.value()] =
         LiveRequest{submission.sink, kNoSequence, spec.max_tokens, 0, now, now, std::nullopt};
-    finish(record, now);
+    finish(rejected_record(spec, Reason::kDraining, now), now);
     return;
   }
   live_[spec.id.value()] =

@@ -1,11 +1,7 @@
-// The Scheduler's side of admission control and overload handling (docs/overload.md): the TTFT
-// a new request would see at the best place it could go, shedding queued work when the overload
-// ladder climbs, the slack queue order, and priority preemption. The decisions themselves are
-// AdmissionController's; this file gathers what it needs from the scheduler's state.
+#include "sched/admission_gate.h"
+
 #include <algorithm>
 #include <cmath>
-
-#include "sched/scheduler.h"
 
 namespace gangway {
 
@@ -21,19 +17,28 @@ Duration scaled(Duration d, double factor) {
 
 }  // namespace
 
-AdmissionQuery Scheduler::admission_query(const Sequence& seq, Time now) const {
+AdmissionGate::AdmissionGate(const NodeSpec& node, const SchedulerOptions& options,
+                             SchedulerState& state, const TtftPredictor& predictor)
+    : node_(node),
+      options_(options),
+      state_(state),
+      predictor_(predictor),
+      controller_(node, options.admission),
+      ordering_(node, options.admission, predictor) {}
+
+AdmissionQuery AdmissionGate::query(const Sequence& seq, Time now) const {
   AdmissionQuery query;
   const ModelSpec& model = node_.model(seq.spec.model);
   query.queued_same_class =
       state_.queued_by_class[seq.spec.model.value()][seq.spec.slo_class.value()];
-  query.no_capacity = !has_capacity(model.id);
-  if (query.no_capacity || !admission_.enabled()) return query;
+  query.no_capacity = !state_.has_capacity(model.id);
+  if (query.no_capacity || !controller_.enabled()) return query;
   if (model.is_large()) {
     predict_large_ttft(seq, now, query);
   } else {
     predict_small_ttft(seq, now, query);
   }
-  const Duration correction = admission_.correction(model.id, seq.spec.slo_class, now);
+  const Duration correction = controller_.correction(model.id, seq.spec.slo_class, now);
   query.predicted_wait += correction;
   query.predicted_ttft += correction;
   return query;
@@ -43,9 +48,9 @@ AdmissionQuery Scheduler::admission_query(const Sequence& seq, Time now) const {
 // ahead of a newcomer only once it has waited the difference of the targets (1.8 s for a
 // standard request against an interactive one): by then admission has mostly turned it away or
 // it was served, so its tokens are left out; the learned correction covers the rest.
-int64_t Scheduler::tokens_ahead(const RequestQueue& queue, SloClassId slo_class) const {
+int64_t AdmissionGate::tokens_ahead(const RequestQueue& queue, SloClassId slo_class) const {
   int64_t tokens = 0;
-  for (const SloClassId first : classes_served_first_[slo_class.value()]) {
+  for (const SloClassId first : ordering_.served_before(slo_class)) {
     tokens += queue.queued_tokens(first);
   }
   return tokens;
@@ -58,11 +63,11 @@ int64_t Scheduler::tokens_ahead(const RequestQueue& queue, SloClassId slo_class)
 // batches are slower than a prefill chunk alone, which the router's lone-chunk rate ignores).
 // Queued work is stretched by the share of time the gang takes under contention, and all of it
 // by the GPU's measured slowdown. The best replica's figures are the request's.
-void Scheduler::predict_small_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const {
+void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const {
   const double gang_share = std::min(state_.gang.contended_share, 1.0 - kLeastShare);
   const double stretch = 1.0 / (1.0 - gang_share);
   const ModelSpec& model = node_.model(seq.spec.model);
-  const CostModel& cost = *cost_models_[model.id.value()];
+  const CostModel& cost = *state_.small_models[model.id.value()].cost;
   const int32_t budget = model.max_batched_tokens;
   bool found = false;
   for (uint32_t index : state_.small_models[seq.spec.model.value()].replicas) {
@@ -106,7 +111,7 @@ void Scheduler::predict_small_ttft(const Sequence& seq, Time now, AdmissionQuery
 // arbiter starts a phase early for work whose slack runs out, and the learned correction covers
 // the usual gap when it does not), then the large prefill work ahead of it and its own, stretched
 // by the share of time the gang gets under contention.
-void Scheduler::predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const {
+void AdmissionGate::predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const {
   const GangRuntime& gang = state_.gang;
   const LargeModelRuntime& large = *state_.large;
   Duration start{0};
@@ -128,74 +133,56 @@ void Scheduler::predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery
   query.idle_ttft = own;
 }
 
-// Least slack first: the request's deadline (its class's TTFT target, its own deadline if
-// sooner, or the no-target deadline) minus its predicted prefill. Fixed at arrival, so the
-// order costs nothing to keep; requests without a target age into the front after
-// no_target_deadline.
-int64_t Scheduler::slack_queue_key(const Sequence& seq) const {
-  const SloClass& slo = node_.slo_class(seq.spec.slo_class);
-  Time deadline =
-      seq.spec.arrival + slo.ttft_target.value_or(options_.admission.no_target_deadline);
-  if (seq.spec.ttft_deadline) deadline = std::min(deadline, *seq.spec.ttft_deadline);
-  const Duration prefill = seconds_to_duration(
-      seq.spec.prompt_tokens * predictor_.seconds_per_prefill_token(seq.spec.model));
-  return (deadline - prefill).ns();
+bool AdmissionGate::observe_pressure(ModelId model, const AdmissionQuery& query, Time now) {
+  const double pressure =
+      to_seconds(query.predicted_wait) / to_seconds(controller_.tightest_target());
+  return controller_.observe_pressure(model, pressure, now);
 }
 
-int64_t Scheduler::queue_key(const Sequence& seq) const {
-  if (options_.admission.queue_order == QueueOrder::kSlack) return slack_queue_key(seq);
-  return policy_->queue_key(state_, seq);
+AdmissionVerdict AdmissionGate::decide(const RequestSpec& spec, const AdmissionQuery& query,
+                                       Time now) {
+  const AdmissionVerdict verdict = controller_.decide(spec, query, now);
+  if (!verdict.admit && says_node_busy(verdict.reason)) {
+    state_.overload.last_busy_rejection = now;
+  }
+  return verdict;
 }
 
-// The ladder started shedding: queued requests of the classes it sheds end now (rejected, shed,
-// retry elsewhere). Resident ones finish, and so do queued ones that already produced tokens or
-// wait swapped out: their work is partly done. Walks the queues, not the whole sequence slab
-// (this runs when the ladder climbs, the worst moment to spend O(live) time), collecting first
-// since finishing edits the queues.
-void Scheduler::shed_queued(Time now) {
-  std::vector<SequenceHandle> victims;
+const std::vector<SequenceHandle>& AdmissionGate::shed_victims() {
+  victims_.clear();
   auto collect = [&](const RequestQueue& queue) {
     for (const auto& entry : queue) {
       const SequenceHandle h = std::get<2>(entry);
       const Sequence& seq = state_.sequences[h];
       if (seq.swapped || seq.generated_tokens > 0) continue;
-      if (admission_.sheds(seq.spec.slo_class)) victims.push_back(h);
+      if (controller_.sheds(seq.spec.slo_class)) victims_.push_back(h);
     }
   };
   if (state_.large) collect(state_.large->queue);
   for (const SmallModelRuntime& model : state_.small_models) collect(model.queue);
   for (const Replica& replica : state_.replicas) collect(replica.queue);
-  for (const SequenceHandle h : victims) {
-    finish(h, Outcome::kRejected, Reason::kShed, now);
-    effects_.finished.back().retry_after = std::chrono::seconds(1);
-    admission_.note_shed_from_queue();
+  return victims_;
+}
+
+void AdmissionGate::publish_overload(Time now) {
+  state_.overload.level = controller_.level();
+  state_.overload.pressure = controller_.pressure();
+  if (controller_.update_weight_shift(now)) {
+    state_.overload.large_weight_factor = controller_.large_weight_factor();
   }
 }
 
-void Scheduler::discard_sequence(SequenceHandle handle) {
-  Sequence& seq = state_.sequences[handle];
-  handle_by_id_.erase(seq.spec.id);
-  seq.state = SequenceState::kFinished;
-  seq.spec.prefix_blocks.clear();
-  free_handles_.push_back(handle);
-  --state_.live_sequences;
-}
-
-// Priority preemption: the head of this replica's queue is of the most important class and
-// cannot start for want of a batch slot or KV memory, while a sequence of the least important
-// class holds one. That sequence leaves (swapped or dropped for recompute, whichever costs
-// less; a pause would keep its memory) and goes back to its queue. One per decision pass.
-void Scheduler::make_room_for_priority(Replica& replica, Time now) {
-  if (!admission_.enabled() || !options_.admission.priority_preemption) return;
-  if (replica.running.empty()) return;
-  RequestQueue* queue = !replica.queue.empty() ? &replica.queue : nullptr;
-  RequestQueue& shared = state_.small_models[replica.model.value()].queue;
+SequenceHandle AdmissionGate::priority_victim(const Replica& replica) const {
+  if (!controller_.enabled() || !options_.admission.priority_preemption) return kNoSequence;
+  if (replica.running.empty()) return kNoSequence;
+  const RequestQueue* queue = !replica.queue.empty() ? &replica.queue : nullptr;
+  const RequestQueue& shared = state_.small_models[replica.model.value()].queue;
   if (queue == nullptr && !shared.empty()) queue = &shared;
-  if (queue == nullptr) return;
+  if (queue == nullptr) return kNoSequence;
   const Sequence& head = state_.sequences[queue->front()];
-  if (!admission_.most_important(head.spec.slo_class) ||
-      admission_.least_important(head.spec.slo_class)) {
-    return;
+  if (!controller_.most_important(head.spec.slo_class) ||
+      controller_.least_important(head.spec.slo_class)) {
+    return kNoSequence;
   }
   const ModelSpec& model = node_.model(replica.model);
   const int64_t first_chunk = std::min(head.spec.prompt_tokens, model.prefill_chunk_tokens);
@@ -203,43 +190,48 @@ void Scheduler::make_room_for_priority(Replica& replica, Time now) {
       static_cast<int64_t>(replica.running.size()) >= static_cast<int64_t>(model.max_num_seqs);
   const bool memory_short =
       blocks_for_tokens(first_chunk, node_.kv_block_tokens) > replica.kv.available_blocks();
-  if (!slots_full && !memory_short) return;
+  if (!slots_full && !memory_short) return kNoSequence;
   SequenceHandle victim = kNoSequence;
   for (SequenceHandle h : replica.running) {
     const Sequence& seq = state_.sequences[h];
-    if (seq.in_flight || !admission_.least_important(seq.spec.slo_class)) continue;
+    if (seq.in_flight || !controller_.least_important(seq.spec.slo_class)) continue;
     if (victim == kNoSequence || seq.kv_tokens < state_.sequences[victim].kv_tokens) victim = h;
   }
-  if (victim == kNoSequence) return;
-  preempt(victim, now, PreemptionReason::kPriority, /*memory_needed=*/true);
+  return victim;
+}
+
+void AdmissionGate::note_finished(const Sequence& seq, const RequestRecord& record, Time now) {
+  if (seq.predicted_ttft && record.first_token && !seq.downgraded_from) {
+    controller_.note_prediction(seq.spec.model, seq.spec.slo_class, *seq.predicted_ttft,
+                                *record.ttft(), now);
+  }
+  note_slo_outcome(record, now);
 }
 
 // Completed requests count on time or not by their SLO; rejections count as misses when they
 // say the node was busy (late, shed, queue full); other outcomes (bad requests, rate limits,
 // no capacity, cancellations, failures) say nothing about the share of the node a tier gets.
-void Scheduler::note_slo_outcome(const RequestRecord& record, Time now) {
-  if (!admission_.enabled() || !options_.admission.weight_shift.enabled) return;
+void AdmissionGate::note_slo_outcome(const RequestRecord& record, Time now) {
+  if (!controller_.enabled() || !options_.admission.weight_shift.enabled) return;
   if (record.model.value() >= node_.models.size()) return;
   const bool large = node_.model(record.model).is_large();
   if (record.outcome == Outcome::kCompleted) {
-    admission_.note_slo_outcome(record.slo_class, large, record.slo_met, now);
-  } else if (record.outcome == Outcome::kRejected &&
-             (record.reason == Reason::kDeadlineUnmeetable || record.reason == Reason::kShed ||
-              record.reason == Reason::kQueueFull)) {
-    admission_.note_slo_outcome(record.slo_class, large, false, now);
+    controller_.note_slo_outcome(record.slo_class, large, record.slo_met, now);
+  } else if (record.outcome == Outcome::kRejected && says_node_busy(record.reason)) {
+    controller_.note_slo_outcome(record.slo_class, large, false, now);
   } else {
     return;
   }
-  if (admission_.update_weight_shift(now)) {
-    state_.overload.large_weight_factor = admission_.large_weight_factor();
+  if (controller_.update_weight_shift(now)) {
+    state_.overload.large_weight_factor = controller_.large_weight_factor();
   }
 }
 
-bool Scheduler::deferred(const Sequence& seq) const {
-  if (progress_pass_ || !admission_.defers(seq.spec.slo_class)) return false;
+bool AdmissionGate::deferred(const Sequence& seq) const {
+  if (deferral_lifted_ || !controller_.defers(seq.spec.slo_class)) return false;
   const std::vector<int64_t>& queued = state_.queued_by_class[seq.spec.model.value()];
   for (size_t c = 0; c < queued.size(); ++c) {
-    if (queued[c] > 0 && !admission_.defers(SloClassId(static_cast<uint8_t>(c)))) return true;
+    if (queued[c] > 0 && !controller_.defers(SloClassId(static_cast<uint8_t>(c)))) return true;
   }
   return false;
 }
