@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "cli/bound_report.h"
 #include "cli/simulation_report.h"
 #include "cli/simulation_run.h"
 #include "core/input_error.h"
@@ -94,6 +95,9 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
   command->add_flag("--no-admission", options.no_admission,
                     "Turn admission control off (no TTFT-based rejection, no overload ladder; "
                     "rate limits and queue caps still hold)");
+  command->add_flag("--bound", options.bound,
+                    "Add the fluid upper bound on goodput over the measured arrivals and each "
+                    "run's distance to it (JSON: \"bound\")");
   command->add_option("--series-ms", options.series_ms,
                       "Add each run's time series to the JSON (runs[].series): bins of this many "
                       "ms, requests by arrival bin, queue depth sampled after every event");
@@ -106,6 +110,7 @@ CLI::App* add_simulate_command(CLI::App& app, SimulateOptions& options) {
 int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream& err) {
   std::vector<PolicyRun> runs;
   Scenario scenario;
+  std::optional<FluidBound> bound;
   try {
     scenario = load_scenario(options.scenario_path);
     apply_simulate_overrides(options, scenario);
@@ -113,6 +118,11 @@ int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream
       throw InputError::at("", std::nullopt, "--timeline",
                            "not supported for a cluster scenario (cluster: in " +
                                options.scenario_path + "); run one node for a timeline");
+    }
+    if (options.bound && scenario.cluster) {
+      throw InputError::at("", std::nullopt, "--bound",
+                           "not supported for a cluster scenario (cluster: in " +
+                               options.scenario_path + "); run one node for the bound");
     }
     Duration series_bin{0};
     if (options.series_ms) {
@@ -141,6 +151,7 @@ int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream
         if (timeline) timeline->close();
       }
     }
+    if (options.bound) bound = scenario_fluid_bound(scenario);
   } catch (const InputError& error) {
     err << "gangway: error: " << error.what() << "\n";
     return 2;
@@ -149,9 +160,12 @@ int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream
     return 1;
   }
   if (options.json) {
-    out << simulation_report_json(scenario, runs).dump() << "\n";
+    nlohmann::json document = simulation_report_json(scenario, runs);
+    if (bound) document["bound"] = fluid_bound_json(scenario, *bound, runs);
+    out << document.dump() << "\n";
   } else {
     print_simulation_table(out, scenario, runs);
+    if (bound) print_fluid_bound(out, *bound, runs);
   }
   return 0;
 }

@@ -29,6 +29,8 @@ struct SimulateOptions : WorkloadOverrides {
   std::optional<double> series_ms;
   // Admission control off (rate limits and queue caps still hold): the comparison baseline.
   bool no_admission = false;
+  // Add the fluid upper bound on goodput (sim/fluid_bound.h) and each run's distance to it.
+  bool bound = false;
 };
 
 // Registers the subcommand and its flags; `options` must outlive parsing.
