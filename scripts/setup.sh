@@ -9,7 +9,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libboost-dev
   python3 python3-yaml python3-matplotlib
+  chromium
 )
+# chromium: the HTML reports' test (tests/report) opens them in a real, headless browser.
 # The OpenAI Node client test (tests/client) needs node >= 18 and npm; Debian 12's will do when
 # the machine has none of its own.
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then

@@ -1,117 +1,136 @@
 #!/usr/bin/python3
-"""Measures the node's capacity for each model tier alone: the highest arrival rate at which the
-simulated node stays stable, with the request shapes of a base scenario.
+"""The node's capacity per model tier: the yardstick the experiments measure load against.
 
-Stable means: over a 60 s window (after a 5 s warm-up) the 99th percentile of queueing delay
-stays under 1 s. Only one tier's streams run, their rates scaled together; a binary search
-finds the rate to within 2 %. The mixed experiments define load as
-sum over tiers of (offered rate / this capacity).
+Runs `gangway capacity` with a throughput criterion rather than SLOs: for each tier alone, the
+highest arrival rate (the scenario's request shapes, rates scaled together) at which the 99th
+percentile of queueing delay stays under 1 s over a 60 s window after a 5 s warm-up, served in
+arrival order by `fcfs` with admission control off (with one tier, every policy behaves the
+same; admission control would keep the queue short by turning load away). Five seeds give each
+capacity a confidence interval. Mixed experiments define load as
+SM rate / SM capacity + LM rate / LM capacity.
+
+For SLO-based capacity (what a deployment can promise), run `gangway capacity SCENARIO`
+directly (docs/guide.md).
 
     build the release binary (make release), then:
-    /usr/bin/python3 scripts/experiments/capacity.py [examples/peak-mixed.yaml] \
-        [--quick] [--out DIR]
+    /usr/bin/python3 scripts/experiments/capacity.py [SCENARIO] [--quick] [--out DIR]
 
-Writes docs/capacity.md and prints the capacities as JSON.
+Writes DIR/capacity.md; without --out, docs/capacity.md for the default scenario and standard
+output for any other (so that a user's scenario never writes into the repository).
 """
 
 import argparse
 import json
 import os
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 import gangway_experiments as gx  # noqa: E402
 
-QUEUE_P99_LIMIT_MS = 1000.0
-# (warm-up, end of arrivals, drain) in seconds, and the search's relative tolerance.
-WINDOW = (5, 65, 30)
-TOLERANCE = 1.02
+DEFAULT_SCENARIO = "examples/peak-mixed.yaml"
+QUEUE_P99_LIMIT_MS = 1000
+# (warm-up, end of arrivals, drain) in seconds, seeds, and the search's relative tolerance.
+FULL = {"window": (5, 65, 30), "seeds": 5, "tolerance": 0.02}
+QUICK = {"window": (2, 8, 5), "seeds": 1, "tolerance": 0.3}
 
 
-def tier_streams(scenario, tier):
-    models = {m["name"]: m["tier"] for m in scenario["models"]}
-    return [s for s in scenario["workload"]["streams"] if models[s["model"]] == tier]
+def run_capacity(scenario, settings):
+    warmup, duration, drain = settings["window"]
+    command = [gx.binary(), "capacity", scenario, "--json", "--no-progress",
+               "--measure", "queue-p99", "--queue-p99-ms", str(QUEUE_P99_LIMIT_MS),
+               "--policy", "fcfs", "--set", "admission.enabled=false",
+               "--set", "admission.queue_order=arrival", "--set", f"warmup_s={warmup}",
+               "--duration", str(duration), "--drain", str(drain),
+               "--seeds", str(settings["seeds"]), "--tolerance", str(settings["tolerance"]),
+               "--search", "small", "--search", "large"]
+    out = subprocess.run(command, check=True, capture_output=True, text=True, cwd=gx.ROOT)
+    return json.loads(out.stdout)
 
 
-def stable(scenario, tier, total_rate):
-    streams = tier_streams(scenario, tier)
-    base = sum(s["arrival"]["rate_per_s"] for s in streams)
-    rates = {s["name"]: s["arrival"]["rate_per_s"] * total_rate / base for s in streams}
-    variant = gx.scaled(scenario, rates)
-    variant["warmup_s"], variant["duration_s"], variant["drain_s"] = WINDOW
-    # Served in arrival order with admission control off: the queue-delay criterion then measures
-    # throughput. Under the default slack order the batch class (no deadline) waits behind the
-    # rest and its delay passes 1 s below the throughput limit (1,487 / 96.9 req/s instead of
-    # 1,527 / 103.3 with this scenario); admission control would keep the queue short by turning
-    # arrivals away at any rate.
-    variant.setdefault("admission", {})["queue_order"] = "arrival"
-    document = gx.simulate(variant, ["fcfs"], ["--no-admission"])
-    total = document["runs"][0]["total"]
-    p99 = total["queue_ms"]["p99"]
-    return p99 < QUEUE_P99_LIMIT_MS, p99, document["runs"][0]["node"]["gpu_utilization"]
-
-
-def capacity(scenario, tier, low, high):
-    trace = []
-    while high / low > TOLERANCE:
-        middle = (low * high) ** 0.5
-        ok, p99, utilization = stable(scenario, tier, middle)
-        trace.append((middle, ok, p99, utilization))
-        print(f"{tier}: {middle:8.1f} req/s stable={ok} queue p99={p99:9.1f} ms "
-              f"util={utilization:.3f}", file=sys.stderr)
-        if ok:
-            low = middle
+def tier_description(document, tier):
+    models = [m for m in document["models"] if m["tier"] == tier]
+    parts = []
+    for model in models:
+        if tier == "small":
+            parts.append(f"{model['name']}, {model['replicas']} replicas")
         else:
-            high = middle
-    return low, trace
+            parts.append(f"{model['name']}, TP={model['tensor_parallel']} gang")
+    return "; ".join(parts)
+
+
+def interval(spread):
+    if not spread or not spread.get("ci95"):
+        return "-"
+    low, high = spread["ci95"]
+    return f"{low:.1f} - {high:.1f}"
+
+
+def report(document, scenario, settings):
+    warmup, duration, _ = settings["window"]
+    rows, search_rows, capacities = [], [], {}
+    for result in document["results"]:
+        tier = result["search"]
+        spread = result["capacity_rps"]
+        capacities[tier] = spread["mean"] if spread else None
+        value = f"{spread['mean']:.1f}" if spread else "-"
+        if result["bound"] != "inside":
+            value += f" ({result['bound'].replace('_', ' ')})"
+        rows.append((f"{tier} models ({tier_description(document, tier)})", value,
+                     interval(spread)))
+        for seed in result["per_seed"]:
+            for probe in seed["probes"]:
+                search_rows.append((tier, seed["seed"], f"{probe['offered_rps']:.1f}",
+                                    "yes" if probe["passed"] else "no",
+                                    f"{probe['worst']['value']:.1f}"))
+    small, large = capacities.get("small"), capacities.get("large")
+    load_line = ""
+    if small and large:
+        load_line = (f"Mixed experiments define load as SM rate / {small:.0f} + LM rate / "
+                     f"{large:.0f}: 1.0 is a node fully used by either tier or by a mix.\n")
+    return f"""# Node capacity per tier
+
+Generated by `scripts/experiments/capacity.py {scenario}`; do not edit by hand.
+
+The highest arrival rate at which the node keeps up (queueing delay p99 under
+{QUEUE_P99_LIMIT_MS} ms over a {duration - warmup} s window after a {warmup} s warm-up) with only
+one tier's traffic, using the request shapes of `{scenario}` on {document['gpus']} x
+{document['hardware']}: `gangway capacity --measure queue-p99`, policy `fcfs` (with one tier only,
+every policy behaves the same), requests served in arrival order, admission control off (the
+queue-delay criterion then measures throughput), over seeds {document['seeds'][0]} to
+{document['seeds'][-1]}, each searched to within {100 * settings['tolerance']:.0f} %.
+
+| tier | capacity (requests/s, mean) | 95 % confidence interval |
+|---|---|---|
+{chr(10).join(f"| {a} | {b} | {c} |" for a, b, c in rows)}
+
+{load_line}
+The search (every probe of every seed):
+
+{gx.markdown_table(["tier", "seed", "rate (req/s)", "kept up", "queue p99 (ms)"], search_rows)}
+"""
 
 
 def main():
-    global WINDOW, TOLERANCE
     parser = argparse.ArgumentParser()
-    parser.add_argument("scenario", nargs="?", default="examples/peak-mixed.yaml")
+    parser.add_argument("scenario", nargs="?", default=DEFAULT_SCENARIO)
     parser.add_argument("--quick", action="store_true",
-                        help="short windows, a coarse search (a smoke test of the script)")
-    parser.add_argument("--out", default=os.path.join(gx.ROOT, "docs"),
-                        help="where capacity.md goes (default: docs)")
+                        help="short windows, one seed, a coarse search (a smoke test)")
+    parser.add_argument("--out", help="folder for capacity.md (default: docs/ for the default "
+                                      "scenario, else standard output)")
     args = parser.parse_args()
-    if args.quick:
-        WINDOW, TOLERANCE = (2, 12, 10), 1.2
-    base_path = args.scenario
-    scenario = gx.load_scenario(base_path)
-    small, small_trace = capacity(scenario, "small", 200, 6000)
-    large, large_trace = capacity(scenario, "large", 10, 600)
-    result = {"scenario": base_path, "small_rps": round(small, 1), "large_rps": round(large, 1)}
-    print(json.dumps(result))
-
-    rows = [("small (SM)", f"{r:.1f}", "yes" if ok else "no", f"{p99:.1f}", f"{u:.3f}")
-            for r, ok, p99, u in small_trace]
-    rows += [("large (LM)", f"{r:.1f}", "yes" if ok else "no", f"{p99:.1f}", f"{u:.3f}")
-             for r, ok, p99, u in large_trace]
-    text = f"""# Node capacity per tier
-
-Generated by `scripts/experiments/capacity.py {base_path}`; do not edit by hand.
-
-The highest arrival rate at which the node stays stable (queueing delay p99 under
-{QUEUE_P99_LIMIT_MS:.0f} ms over a {WINDOW[1] - WINDOW[0]} s window after a {WINDOW[0]} s
-warm-up) with only one tier's traffic, using the request shapes of `{base_path}`. Policy
-`fcfs` (with one tier only, every policy behaves the same), requests served in arrival order,
-admission control off (the queue-delay criterion then measures throughput).
-
-| tier | capacity (requests/s) |
-|---|---|
-| small models (Llama-3-8B, 8 replicas) | {small:.1f} |
-| large model (Llama-3-70B, TP=8 gang) | {large:.1f} |
-
-Mixed experiments define load as SM rate / {small:.0f} + LM rate / {large:.0f}: 1.0 is a node
-fully used by either tier or by a mix.
-
-The search:
-
-{gx.markdown_table(["tier", "rate (req/s)", "stable", "queue p99 (ms)", "GPU utilization"], rows)}
-"""
-    os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "capacity.md"), "w") as f:
+    settings = QUICK if args.quick else FULL
+    document = run_capacity(args.scenario, settings)
+    text = report(document, args.scenario, settings)
+    summary = {r["search"]: (r["capacity_rps"] or {}).get("mean") for r in document["results"]}
+    print(json.dumps({"scenario": args.scenario, "small_rps": summary.get("small"),
+                      "large_rps": summary.get("large")}), file=sys.stderr)
+    out = args.out or (os.path.join(gx.ROOT, "docs") if args.scenario == DEFAULT_SCENARIO else None)
+    if out is None:
+        print(text)
+        return
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "capacity.md"), "w") as f:
         f.write(text)
 
 

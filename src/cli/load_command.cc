@@ -8,6 +8,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/run_warnings.h"
+#include "cli/simulation_table.h"
+#include "cli/text_table.h"
 #include "client/load_generator.h"
 #include "config/scenario.h"
 #include "config/scenario_source.h"
@@ -68,49 +71,71 @@ nlohmann::json load_json(const Scenario& scenario, const LoadCommandOptions& opt
           {"runs", nlohmann::json::array({run})}};
 }
 
-void print_row(std::ostream& out, const std::string& name, const RequestStats& stats,
-               double window_s) {
-  const double attainment =
-      stats.arrived() == 0 ? 0.0 : static_cast<double>(stats.slo_met()) / stats.arrived();
-  out << fmt::format(
-      "{:<22} {:>8} {:>8} {:>6} {:>6} {:>6} {:>6.1f}% {:>9.1f} {:>8.1f} {:>8.1f} {:>7.1f} "
-      "{:>7.1f} {:>8.0f} {:>8.0f}\n",
-      name, stats.arrived(), stats.completed(), stats.rejected(), stats.failed(), stats.cancelled(),
-      100.0 * attainment, static_cast<double>(stats.slo_met()) / window_s,
-      stats.ttft_ms().quantile(0.5), stats.ttft_ms().quantile(0.99), stats.tpot_ms().quantile(0.5),
-      stats.tpot_ms().quantile(0.99), stats.e2e_ms().quantile(0.5), stats.e2e_ms().quantile(0.99));
+std::optional<double> client_percentile(const StreamingHistogram& histogram, double q) {
+  if (histogram.count() == 0) return std::nullopt;
+  return histogram.quantile(q);
 }
 
 void print_table(std::ostream& out, const Scenario& scenario, const LoadCommandOptions& options,
                  const LoadResult& result) {
   out << fmt::format(
-      "gangway load  scenario {}  url {}  window {:.0f} s  sent {} ({:.1f}/s)  wall {:.1f} s\n\n",
-      scenario.name, options.url, result.window_s, result.sent,
+      "gangway load  scenario {}  url {}\n{}  sent {} ({:.1f}/s)  wall {:.1f} s\n\n", scenario.name,
+      options.url, measured_window_text(result.window_s, to_seconds(scenario.warmup)), result.sent,
       result.window_s > 0 ? result.sent / result.window_s : 0.0, result.wall_s);
-  out << fmt::format(
-      "{:<22} {:>8} {:>8} {:>6} {:>6} {:>6} {:>7} {:>9} {:>8} {:>8} {:>7} {:>7} {:>8} {:>8}\n", "",
-      "arrived", "done", "rej", "fail", "cancel", "SLO", "goodput/s", "TTFT p50", "TTFT p99",
-      "TPOT50", "TPOT99", "e2e p50", "e2e p99");
+  TextTable table({"group", "arrived", "done", "rejected", "other", "SLO", "goodput/s", "TTFT p50",
+                   "TTFT p99", "TPOT p50", "TPOT p99", "e2e p99"});
+  auto row = [&](const std::string& label, const RequestStats& stats) {
+    if (stats.arrived() == 0) return;
+    const std::optional<double> attainment =
+        static_cast<double>(stats.slo_met()) / static_cast<double>(stats.arrived());
+    table.add_row(
+        {label, std::to_string(stats.arrived()), std::to_string(stats.completed()),
+         std::to_string(stats.rejected()), std::to_string(stats.failed() + stats.cancelled()),
+         percent_or_dash(attainment),
+         result.window_s > 0
+             ? fmt::format("{:.1f}", static_cast<double>(stats.slo_met()) / result.window_s)
+             : "-",
+         dash_or(client_percentile(stats.ttft_ms(), 0.5), 1),
+         dash_or(client_percentile(stats.ttft_ms(), 0.99), 1),
+         dash_or(client_percentile(stats.tpot_ms(), 0.5), 1),
+         dash_or(client_percentile(stats.tpot_ms(), 0.99), 1),
+         dash_or(client_percentile(stats.e2e_ms(), 0.99), 0)});
+  };
   const RunMetrics& metrics = result.metrics;
   for (const SloClass& slo : scenario.node.slo_classes) {
-    print_row(out, "class " + slo.name, metrics.slo_class(slo.id), result.window_s);
+    row("class " + slo.name, metrics.slo_class(slo.id));
   }
   for (const ModelSpec& model : scenario.node.models) {
-    print_row(out, "model " + model.name, metrics.model(model.id), result.window_s);
+    row("model " + model.name, metrics.model(model.id));
   }
-  print_row(out, "total", metrics.total(), result.window_s);
+  row("total", metrics.total());
+  table.print(out);
+  out << "(latencies in ms, from the client; other: failed or cancelled; SLO: requests meeting "
+         "their class targets / arrived; \"-\": no data)\n";
+  std::vector<std::string> reasons;
+  for (int r = 1; r < kReasonCount; ++r) {
+    const auto reason = static_cast<Reason>(r);
+    if (const uint64_t count = metrics.total().count_with_reason(reason)) {
+      reasons.push_back(fmt::format("{} {}", to_string(reason), count));
+    }
+  }
+  print_wrapped(out, "not completed", reasons);
   const StreamingHistogram& added = result.server_added_ttft_ms;
   out << fmt::format(
-      "\nserver-added TTFT (client TTFT - engine share), ms: p50 {:.2f}  p90 {:.2f}  p99 {:.2f}  "
-      "max {:.2f}  ({} requests)\n",
-      added.quantile(0.5), added.quantile(0.9), added.quantile(0.99), added.max(), added.count());
-  out << fmt::format("send lag (open-loop accuracy), ms: p50 {:.2f}  p99 {:.2f}  max {:.2f}\n",
-                     result.send_lag_ms.quantile(0.5), result.send_lag_ms.quantile(0.99),
-                     result.send_lag_ms.max());
-  out << "HTTP status:";
-  for (const auto& [status, count] : result.http_status)
-    out << fmt::format("  {}: {}", status, count);
-  out << "\n";
+      "\nserver-added TTFT (client TTFT - engine share), ms: p50 {}  p90 {}  p99 {}  max {}  "
+      "({} requests)\n",
+      dash_or(client_percentile(added, 0.5), 2), dash_or(client_percentile(added, 0.9), 2),
+      dash_or(client_percentile(added, 0.99), 2), dash_or(client_percentile(added, 1.0), 2),
+      added.count());
+  out << fmt::format("send lag (open-loop accuracy), ms: p50 {}  p99 {}  max {}\n",
+                     dash_or(client_percentile(result.send_lag_ms, 0.5), 2),
+                     dash_or(client_percentile(result.send_lag_ms, 0.99), 2),
+                     dash_or(client_percentile(result.send_lag_ms, 1.0), 2));
+  std::vector<std::string> statuses;
+  for (const auto& [status, count] : result.http_status) {
+    statuses.push_back(fmt::format("{} x {}", status, count));
+  }
+  print_wrapped(out, "HTTP status", statuses);
   for (const auto& [what, count] : result.transport_errors) {
     out << fmt::format("transport errors: {} x {}\n", count, what);
   }
@@ -128,6 +153,7 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& options) {
       ->add_option("scenario", options.scenario_path,
                    "Scenario YAML whose workload (streams or trace) to send")
       ->required();
+  add_set_option(*command, options.settings);
   command->add_option("--rate-scale", options.rate_scale,
                       "Multiply every arrival rate (trace replay: compress time) by this factor");
   command->add_option("--duration", options.duration_s, "Arrival window in seconds");
@@ -143,6 +169,10 @@ CLI::App* add_load_command(CLI::App& app, LoadCommandOptions& options) {
                       "Most connections open at once (default 16384)");
   command->add_flag("--json", options.json, "Print exactly one JSON document on stdout");
   command->add_flag("--no-progress", options.no_progress, "No progress line on a terminal");
+  command->footer(
+      "Example:\n"
+      "  gangway load --url http://127.0.0.1:8000 examples/serve.yaml --duration 10 \\\n"
+      "      --set workload.streams[sm-chat].arrival.rate_per_s=100");
   return command;
 }
 
@@ -151,7 +181,7 @@ int run_load(const LoadCommandOptions& options, std::ostream& out, std::ostream&
   LoadOptions load;
   std::unique_ptr<RequestSource> source;
   try {
-    scenario = load_scenario(options.scenario_path);
+    scenario = load_scenario_with_settings(options.scenario_path, options.settings);
     apply_load_overrides(options, scenario);
     load.target = parse_load_url(options.url);
     load.endpoint =
@@ -176,6 +206,7 @@ int run_load(const LoadCommandOptions& options, std::ostream& out, std::ostream&
     LoadGenerator generator(scenario, *source, load);
     return generator.run();
   }();
+  warn_about_models_without_traffic(scenario, result.metrics, err);
   if (options.json) {
     out << load_json(scenario, options, result).dump() << "\n";
   } else {

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <fstream>
 
+#include "cli/workload_overrides.h"
 #include "config/scenario.h"
 #include "core/input_error.h"
 #include "sched/policy_registry.h"
@@ -14,8 +15,9 @@ namespace gangway {
 namespace {
 
 // With no scenario file: the default node (8 x H100, Llama-3-8B on every GPU beside Llama-3-70B
-// at TP=8), the default classes, one tenant, fcfs, and no workload (emulated output lengths then
-// come from the fallback distribution, see docs/server.md).
+// at TP=8), the default classes, one tenant, the default policy (gangway in lease mode,
+// default_policy_spec()), and no workload (emulated output lengths then come from the fallback
+// distribution, see docs/server.md).
 Scenario default_scenario() {
   Scenario scenario;
   scenario.name = "default-node";
@@ -82,13 +84,15 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   command->add_option("config", options.scenario_path,
                       "Scenario YAML (node, models, classes, policy, and a server: section; see "
                       "docs/server.md). Default: the default node");
+  add_set_option(*command, options.settings);
   command->add_option("--host", options.host, "Address to listen on (default 127.0.0.1)");
   command->add_option("--port", options.port,
                       "Port to listen on; 0 picks a free one (default 8000)");
   command->add_option("--network-threads", options.network_threads,
                       "Threads for HTTP connections (default 1); the scheduler has its own");
   command->add_option(
-      "--policy", options.policy, "Gang policy (default: the scenario's): " + [] {
+      "--policy", options.policy,
+      "Gang policy (default: the scenario's, else gangway in lease mode): " + [] {
         std::string names;
         for (const std::string& name : policy_names()) {
           names += (names.empty() ? "" : ", ") + name;
@@ -105,6 +109,10 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
                       "debug, info, warn or error (default info)");
   command->add_option("--port-file", options.port_file,
                       "Write the bound port to this file once listening (for scripts and tests)");
+  command->footer(
+      "Examples:\n"
+      "  gangway serve examples/serve.yaml --port 8000\n"
+      "  gangway serve examples/serve.yaml --set policy.lease_max_ms=100 --log-level warn");
   return command;
 }
 
@@ -113,7 +121,15 @@ int run_serve(const ServeOptions& options, std::ostream& err) {
   std::unique_ptr<Logger> log;
   std::unique_ptr<HttpServer> server;
   try {
-    scenario = options.scenario_path ? load_scenario(*options.scenario_path) : default_scenario();
+    if (!options.scenario_path && !options.settings.empty()) {
+      throw InputError::at(
+          "", std::nullopt, "--set",
+          "needs a scenario file to change (e.g. gangway serve examples/serve.yaml "
+          "--set ...)");
+    }
+    scenario = options.scenario_path
+                   ? load_scenario_with_settings(*options.scenario_path, options.settings)
+                   : default_scenario();
     apply_serve_overrides(options, scenario);
     log = std::make_unique<Logger>(parse_log_level(scenario.server.log_level));
     server = std::make_unique<HttpServer>(scenario, scenario.server, *log,

@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace CLI {
 class App;
@@ -16,6 +17,8 @@ namespace gangway {
 
 struct ServeOptions {
   std::optional<std::string> scenario_path;
+  // --set KEY.PATH=VALUE changes to the scenario file (scenario_setting.h).
+  std::vector<std::string> settings;
   std::optional<std::string> host;
   std::optional<int> port;
   std::optional<int> network_threads;

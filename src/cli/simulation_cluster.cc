@@ -5,6 +5,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "cli/text_table.h"
 #include "config/scenario_source.h"
 #include "sched/policy_registry.h"
 
@@ -112,29 +113,35 @@ void print_cluster_table(std::ostream& out, const std::vector<PolicyRun>& runs) 
     if (!run.cluster) continue;
     const ClusterRunReport& cluster = *run.cluster;
     const SpilloverCounters& spill = cluster.spillover;
-    out << fmt::format(
-        "\n{}: cluster of {} nodes, router {}, spillover {}: {} retried elsewhere ({} admitted "
-        "there, {} rejected again), {} rejected and not retried\n",
-        run.policy.name, cluster.spec.nodes, to_string(cluster.spec.router),
-        cluster.spec.spillover ? "on" : "off", spill.retried, spill.admitted_elsewhere,
-        spill.rejected_again, spill.not_retried);
-    out << fmt::format("  {:<6} {:>12} {:>9} {:>9} {:>9} {:>9} {:>7} {:>10} {:>7} {:>18}\n", "node",
-                       "first choice", "retries", "arrived", "completed", "rejected", "SLO",
-                       "goodput/s", "util", "ladder at end");
+    out << fmt::format("\n{}: cluster of {} nodes, router {}, spillover {}\n", run.policy.name,
+                       cluster.spec.nodes, to_string(cluster.spec.router),
+                       cluster.spec.spillover ? "on" : "off");
+    print_wrapped(out, "spillover",
+                  {fmt::format("{} retried elsewhere ({} admitted there, {} rejected again)",
+                               spill.retried, spill.admitted_elsewhere, spill.rejected_again),
+                   fmt::format("{} rejected and not retried", spill.not_retried)},
+                  2);
+    TextTable table({"node", "first", "retries", "arrived", "done", "rejected", "SLO", "goodput/s",
+                     "GPU util", "ladder at end"},
+                    2);
     for (size_t i = 0; i < cluster.nodes.size(); ++i) {
       const ClusterNodeResult& node = cluster.nodes[i];
       const RequestStats& total = node.metrics.total();
-      const double slo =
-          total.arrived() > 0 ? static_cast<double>(total.slo_met()) / total.arrived() : 0.0;
-      out << fmt::format(
-          "  {:<6} {:>12} {:>9} {:>9} {:>9} {:>9} {:>6.1f}% {:>10.1f} {:>6.1f}% {:>18}\n", i,
-          node.first_choice, node.retries_received, total.arrived(), total.completed(),
-          total.rejected(), 100.0 * slo,
-          static_cast<double>(total.slo_met()) / run.result.measured_s,
-          100.0 * busy_fraction(node.node_time), cluster.final_level[i]);
+      const std::optional<double> slo =
+          total.arrived() > 0
+              ? std::optional<double>(static_cast<double>(total.slo_met()) / total.arrived())
+              : std::nullopt;
+      table.add_row(
+          {std::to_string(i), std::to_string(node.first_choice),
+           std::to_string(node.retries_received), std::to_string(total.arrived()),
+           std::to_string(total.completed()), std::to_string(total.rejected()),
+           percent_or_dash(slo),
+           fmt::format("{:.1f}", static_cast<double>(total.slo_met()) / run.result.measured_s),
+           percent_or_dash(busy_fraction(node.node_time)), cluster.final_level[i]});
     }
-    out << "  (per node: every request sent there, a retried one at both nodes; the rows above "
-           "count each request once)\n";
+    table.print(out);
+    out << "  (first: arrivals the router sent there first; per node: every request sent there, a\n"
+           "  retried one at both nodes; the rows above count each request once)\n";
   }
 }
 

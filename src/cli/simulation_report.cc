@@ -1,7 +1,5 @@
 #include "cli/simulation_report.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <array>
 #include <nlohmann/json.hpp>
@@ -173,6 +171,7 @@ nlohmann::json run_json(const Scenario& scenario, const PolicyRun& run) {
                         {"speedup", run.wall_s > 0 ? result.simulated_s / run.wall_s : 0.0},
                         {"gang_phases", result.gang_phases}};
   nlohmann::json json = {{"policy", run.policy.name},
+                         {"seed", run.seed},
                          {"mode", run.mode},
                          {"routing", run.routing},
                          {"kv", kv_json(scenario, run.kv)},
@@ -189,17 +188,6 @@ nlohmann::json run_json(const Scenario& scenario, const PolicyRun& run) {
   return json;
 }
 
-std::string ms(double value) {
-  return fmt::format("{:.1f}", value);
-}
-std::string percent(double fraction) {
-  return fmt::format("{:.1f}%", 100.0 * fraction);
-}
-
-double attainment(const RequestStats& stats) {
-  return stats.arrived() == 0 ? 0.0 : static_cast<double>(stats.slo_met()) / stats.arrived();
-}
-
 }  // namespace
 
 nlohmann::json simulation_report_json(const Scenario& scenario,
@@ -210,91 +198,6 @@ nlohmann::json simulation_report_json(const Scenario& scenario,
                         {"runs", nlohmann::json::array()}};
   for (const PolicyRun& run : runs) doc["runs"].push_back(run_json(scenario, run));
   return doc;
-}
-
-void print_simulation_table(std::ostream& out, const Scenario& scenario,
-                            const std::vector<PolicyRun>& runs) {
-  out << fmt::format("scenario {}  seed {}  window {:.0f} s  gangway {}\n\n", scenario.name,
-                     scenario.seed, to_seconds(scenario.duration), GANGWAY_VERSION);
-  out << fmt::format("{:<16} {:>9} {:>10} {:>7} {:>12} {:>12} {:>12} {:>7} {:>8} {:>9} {:>8}\n",
-                     "policy", "mode", "goodput/s", "SLO", "SM TTFT p99", "LM queue p99",
-                     "LM queue max", "util", "barrier", "idle-wait", "wall s");
-  const ModelSpec* large = scenario.node.large_model();
-  bool several_routings = false;
-  for (const PolicyRun& run : runs) several_routings |= run.routing != runs.front().routing;
-  // With several routing rules a run is "policy/routing".
-  auto run_label = [&](const PolicyRun& run) {
-    return several_routings ? run.policy.name + "/" + run.routing : run.policy.name;
-  };
-  for (const PolicyRun& run : runs) {
-    const RunMetrics& metrics = run.result.metrics;
-    const NodeTimeAccount& node = run.result.node_time;
-    double sm_ttft_p99 = 0;
-    for (const ModelSpec& model : scenario.node.models) {
-      if (!model.is_large()) {
-        sm_ttft_p99 = std::max(sm_ttft_p99, metrics.model(model.id).ttft_ms().quantile(0.99));
-      }
-    }
-    const double lm_queue_p99 = large ? metrics.model(large->id).queue_ms().quantile(0.99) : 0;
-    const double lm_queue_max = large ? metrics.model(large->id).queue_ms().max() : 0;
-    const double gpu_seconds = to_seconds(node.elapsed()) * node.gpu_count();
-    auto fraction = [&](GpuActivity activity) {
-      return gpu_seconds > 0 ? node.total_seconds(activity) / gpu_seconds : 0.0;
-    };
-    const double busy = fraction(GpuActivity::kRunningSmall) + fraction(GpuActivity::kRunningLarge);
-    out << fmt::format(
-        "{:<16} {:>9} {:>10.1f} {:>7} {:>12} {:>12} {:>12} {:>7} {:>8} {:>9} {:>8.2f}\n",
-        run_label(run), run.mode,
-        static_cast<double>(metrics.total().slo_met()) / run.result.measured_s,
-        percent(attainment(metrics.total())), ms(sm_ttft_p99), ms(lm_queue_p99), ms(lm_queue_max),
-        percent(busy), percent(fraction(GpuActivity::kGangBarrier)),
-        percent(fraction(GpuActivity::kIdleWhileWaiting)), run.wall_s);
-  }
-  out << "\n(latencies in ms; SLO = requests meeting their class targets / arrived; SLO|adm = "
-         "the same / admitted in their class)\n";
-  out << fmt::format("\n{:<24} {:>14} {:>14} {:>10} {:>10} {:>10}\n", "prefix cache", "token hits",
-                     "request hits", "pauses", "swaps", "recomputes");
-  for (const PolicyRun& run : runs) {
-    PrefixCacheCounters total;
-    for (const PrefixCacheCounters& pool : run.kv.stats.pools) total.add(pool);
-    std::array<int64_t, kPreemptionModes> modes{};
-    for (const auto& model : run.kv.stats.preemptions_by_model) {
-      for (int m = 0; m < kPreemptionModes; ++m) modes[m] += model[m].count;
-    }
-    out << fmt::format("{:<24} {:>14} {:>14} {:>10} {:>10} {:>10}\n",
-                       run.policy.name + "/" + run.routing, percent(total.token_hit_rate()),
-                       percent(total.request_hit_rate()), modes[0], modes[1], modes[2]);
-  }
-
-  for (const PolicyRun& run : runs) {
-    const RunMetrics& metrics = run.result.metrics;
-    out << fmt::format("\n{} ({} mode, routing {})\n", run.policy.name, run.mode, run.routing);
-    out << fmt::format(
-        "  {:<26} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n", "group",
-        "arrived", "completed", "rejected", "SLO", "SLO|adm", "queue p99", "TTFT p50", "TTFT p99",
-        "TPOT p50", "e2e p99");
-    auto row = [&](const std::string& label, const RequestStats& stats) {
-      if (stats.arrived() == 0) return;
-      const std::string kept =
-          stats.admitted() == 0 ? "-" : percent(stats.slo_attainment_admitted());
-      out << fmt::format(
-          "  {:<26} {:>9} {:>9} {:>8} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10}\n", label,
-          stats.arrived(), stats.completed(), stats.rejected(), percent(attainment(stats)), kept,
-          ms(stats.queue_ms().quantile(0.99)), ms(stats.ttft_ms().quantile(0.5)),
-          ms(stats.ttft_ms().quantile(0.99)), ms(stats.tpot_ms().quantile(0.5)),
-          ms(stats.e2e_ms().quantile(0.99)));
-    };
-    for (const SloClass& slo : scenario.node.slo_classes) {
-      row("class " + slo.name, metrics.slo_class(slo.id));
-    }
-    for (const ModelSpec& model : scenario.node.models) row(model.name, metrics.model(model.id));
-    for (const ModelSpec& model : scenario.node.models) {
-      for (const SloClass& slo : scenario.node.slo_classes) {
-        row(model.name + "/" + slo.name, metrics.model_class(model.id, slo.id));
-      }
-    }
-  }
-  print_cluster_table(out, runs);
 }
 
 }  // namespace gangway

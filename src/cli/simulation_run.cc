@@ -57,7 +57,11 @@ SchedulerOptions run_scheduler_options(const Scenario& scenario, const std::stri
 
 PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, const std::string& routing,
                      TimelineWriter* timeline, Duration series_bin) {
-  if (scenario.cluster) return run_cluster_policy(scenario, policy, routing, series_bin);
+  if (scenario.cluster) {
+    PolicyRun run = run_cluster_policy(scenario, policy, routing, series_bin);
+    run.seed = scenario.seed;
+    return run;
+  }
   std::unique_ptr<RequestSource> source = make_request_source(scenario);
   const SchedulerOptions scheduler = run_scheduler_options(scenario, routing);
   std::unique_ptr<GangPolicy> gang_policy = make_policy(policy);
@@ -75,6 +79,7 @@ PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, const s
                 {},          OverloadLadder(),
                 std::nullopt};
   run.oracle_output_lengths = scheduler.oracle_predictor;
+  run.seed = scenario.seed;
   read_scheduler_report(simulator.scheduler(), run);
   return run;
 }

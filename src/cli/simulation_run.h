@@ -63,6 +63,7 @@ struct PolicyRun {
   // Cluster runs (the scenario's `cluster:`): per node and spillover; the blocks above (kv,
   // prediction, backfill, admission, ladder) are then node 0's.
   std::optional<ClusterRunReport> cluster;
+  uint64_t seed = 0;  // the scenario's seed this run used
 };
 
 // Simulates `scenario` under `policy`, routing small-model requests by `routing` (a

@@ -5,12 +5,19 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/scenario.h"
+
+namespace CLI {
+class App;
+}  // namespace CLI
 
 namespace gangway {
 
 struct WorkloadOverrides {
+  // --set KEY.PATH=VALUE, in order: changes to the scenario file's tree, checked like the file.
+  std::vector<std::string> settings;
   std::optional<uint64_t> seed;
   // The arrival window (--duration); must exceed the scenario's warm-up.
   std::optional<double> duration_s;
@@ -24,5 +31,17 @@ struct WorkloadOverrides {
 
 // Applies the flags that are set; throws InputError naming the flag for a bad value.
 void apply_workload_overrides(const WorkloadOverrides& overrides, Scenario& scenario);
+
+// Reads the scenario file with the --set changes (scenario_setting.h); throws InputError.
+Scenario load_scenario_with_settings(const std::string& path,
+                                     const std::vector<std::string>& settings);
+std::vector<ScenarioSetting> parse_settings(const std::vector<std::string>& settings);
+
+// Registers --set on a subcommand.
+void add_set_option(CLI::App& command, std::vector<std::string>& settings);
+
+// --seeds: "N" (N seeds counting up from `first`) or "A..B" (A to B inclusive); throws
+// InputError naming --seeds.
+std::vector<uint64_t> parse_seeds(const std::string& text, uint64_t first);
 
 }  // namespace gangway

@@ -7,32 +7,47 @@
 #include <vector>
 
 #include "config/cost_config.h"
+#include "config/model_presets.h"
 #include "model/cost_model.h"
 
 namespace gangway {
 namespace {
 
-struct ShapePreset {
-  const char* name;
-  ModelShape (*make)();
-};
-
-constexpr ShapePreset kShapePresets[] = {
-    {"llama-3-8b", &llama3_8b_shape},
-    {"llama-3-70b", &llama3_70b_shape},
-};
-
-std::vector<std::string> shape_preset_names() {
-  std::vector<std::string> names;
-  for (const ShapePreset& preset : kShapePresets) names.emplace_back(preset.name);
-  return names;
-}
-
-std::optional<ModelShape> find_shape_preset(const std::string& name) {
-  for (const ShapePreset& preset : kShapePresets) {
-    if (name == preset.name) return preset.make();
+// experts, experts_per_token and active_parameters_b: a mixture of experts, all three or none
+// (a preset's may be overridden one by one; experts: 0 makes the shape dense).
+void read_experts(const YamlMap& map, ModelShape& shape) {
+  if (const auto v = map.get("experts"))
+    shape.experts = static_cast<int32_t>(v->integer_in(0, 4096));
+  if (const auto v = map.get("experts_per_token")) shape.experts_per_token = v->int32_at_least(1);
+  if (const auto v = map.get("active_parameters_b")) {
+    shape.active_parameters = v->positive_number() * 1e9;
   }
-  return std::nullopt;
+  const YamlValue where = map.get("experts").value_or(
+      map.get("experts_per_token").value_or(map.get("active_parameters_b").value_or(map.self())));
+  if (shape.experts == 0) {
+    if (map.has("experts_per_token") || map.has("active_parameters_b")) {
+      where.fail(
+          "expected experts (> 1) with experts_per_token and active_parameters_b: they "
+          "describe a mixture of experts");
+    }
+    shape.experts_per_token = 0;
+    shape.active_parameters = 0;
+    return;
+  }
+  if (shape.experts < 2 || shape.experts_per_token < 1 ||
+      shape.experts_per_token >= shape.experts) {
+    where.fail("expected experts >= 2 and 1 <= experts_per_token < experts, got experts " +
+               std::to_string(shape.experts) + " and experts_per_token " +
+               std::to_string(shape.experts_per_token));
+  }
+  const double least_active =
+      shape.parameters * shape.experts_per_token / static_cast<double>(shape.experts);
+  if (!(shape.active_parameters >= least_active && shape.active_parameters < shape.parameters)) {
+    where.fail("expected active_parameters_b from " + format_number(least_active / 1e9) +
+               " (experts_per_token / experts of parameters_b) up to parameters_b (" +
+               format_number(shape.parameters / 1e9) + "), got " +
+               format_number(shape.active_parameters / 1e9));
+  }
 }
 
 ModelShape shape_preset(const YamlValue& value) {
@@ -212,7 +227,8 @@ ModelSpec default_model_for_tier(ModelTier tier) {
 ModelShape read_model_shape(const YamlValue& value, const std::string& model_name) {
   if (value.is_scalar()) return shape_preset(value);
   const YamlMap map = value.map({"preset", "layers", "hidden", "q_heads", "kv_heads", "head_dim",
-                                 "ffn", "parameters_b", "dtype_bytes"});
+                                 "ffn", "parameters_b", "dtype_bytes", "experts",
+                                 "experts_per_token", "active_parameters_b"});
   ModelShape shape;
   const auto preset = map.get("preset");
   if (preset) shape = shape_preset(*preset);
@@ -235,6 +251,7 @@ ModelShape read_model_shape(const YamlValue& value, const std::string& model_nam
     map.required("parameters_b");
   }
   if (const auto v = map.get("dtype_bytes")) shape.dtype_bytes = v->int32_at_least(1);
+  read_experts(map, shape);
   if (shape.kv_heads > shape.q_heads || shape.q_heads % shape.kv_heads != 0) {
     const YamlValue where = map.get("kv_heads").value_or(value);
     where.fail("expected kv_heads to divide q_heads (grouped-query attention), got kv_heads " +

@@ -6,33 +6,17 @@
 #include <string>
 #include <vector>
 
+#include "config/hardware_presets.h"
+
 namespace gangway {
 namespace {
 
 constexpr double kGigabyte = 1e9;
 constexpr double kGibibyte = 1024.0 * 1024.0 * 1024.0;
 
-struct HardwarePreset {
-  const char* name;
-  HardwareSpec (*make)();
-};
-
-constexpr HardwarePreset kHardwarePresets[] = {
-    {"h100-sxm-80gb", &h100_sxm_80gb},
-    {"h200-sxm-141gb", &h200_sxm_141gb},
-};
-
-std::vector<std::string> hardware_preset_names() {
-  std::vector<std::string> names;
-  for (const HardwarePreset& preset : kHardwarePresets) names.emplace_back(preset.name);
-  return names;
-}
-
 HardwareSpec hardware_preset(const YamlValue& value) {
   const std::string name = value.text();
-  for (const HardwarePreset& preset : kHardwarePresets) {
-    if (name == preset.name) return preset.make();
-  }
+  if (std::optional<HardwareSpec> spec = find_hardware_preset(name)) return *spec;
   value.fail("unknown hardware preset " + in_quotes(name) +
              "; expected one of: " + join_names(hardware_preset_names()));
 }

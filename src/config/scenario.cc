@@ -49,8 +49,17 @@ void read_run_settings(const YamlMap& root, Scenario& scenario) {
 
 }  // namespace
 
-Scenario parse_scenario(const std::string& yaml_text, const std::string& path) {
+PolicySpec default_policy_spec() {
+  PolicySpec spec;
+  spec.name = "gangway";
+  spec.mode = "lease";
+  return spec;
+}
+
+Scenario parse_scenario(const std::string& yaml_text, const std::string& path,
+                        const std::vector<ScenarioSetting>& settings) {
   YamlDocument document(yaml_text, path);
+  document.apply_settings(settings);
   const YamlValue root_value = document.root();
   if (!root_value.is_map()) {
     root_value.fail("expected a scenario: a mapping with at least models and workload, got " +
@@ -103,7 +112,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& path) {
   return scenario;
 }
 
-Scenario load_scenario(const std::string& path) {
+Scenario load_scenario(const std::string& path, const std::vector<ScenarioSetting>& settings) {
   std::error_code error;
   if (std::filesystem::is_directory(path, error)) {
     throw InputError::at(path, std::nullopt, "", "expected a scenario file, got a directory");
@@ -116,7 +125,7 @@ Scenario load_scenario(const std::string& path) {
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) throw InputError::at(path, std::nullopt, "", "cannot read the scenario file");
-  return parse_scenario(text.str(), path);
+  return parse_scenario(text.str(), path, settings);
 }
 
 }  // namespace gangway

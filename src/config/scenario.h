@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/scenario_setting.h"
 #include "config/server_config.h"
 #include "core/node_spec.h"
 #include "core/time.h"
@@ -21,6 +22,13 @@
 
 namespace gangway {
 
+// The gang policy of a scenario that names none (and of `gangway serve` without a file):
+// gangway's own arbiter in lease mode. It is the policy docs/gang-scheduling.md recommends: it
+// leads or ties every baseline on goodput at nearly every measured mix, and the baselines each
+// starve one tier somewhere (fcfs blocks the small models behind every gang barrier; sm-first
+// meets no large-model SLO under mixed load).
+PolicySpec default_policy_spec();
+
 struct Scenario {
   std::string name;  // `name:` or the file's stem
   std::string path;  // the file it was read from
@@ -31,7 +39,7 @@ struct Scenario {
   Duration warmup{0};
   NodeSpec node;
   SchedulerOptions scheduler;
-  PolicySpec policy;
+  PolicySpec policy = default_policy_spec();
   // Tenant names, indexed by TenantId value (tenant 0 is "default").
   std::vector<std::string> tenants;
   // The workload: synthetic streams, or (if set) a trace replay.
@@ -49,9 +57,11 @@ struct Scenario {
 
 // Reads and validates a scenario file. Throws InputError ("FILE:LINE: KEY: expected ...") for
 // anything malformed, unknown, out of range or inconsistent (a model with no replica, weights
-// that do not fit in HBM, a stream naming an unknown model or class, ...).
-Scenario load_scenario(const std::string& path);
+// that do not fit in HBM, a stream naming an unknown model or class, ...). `settings` (`--set`)
+// change the file's tree before it is read, and are checked like the file.
+Scenario load_scenario(const std::string& path, const std::vector<ScenarioSetting>& settings = {});
 // The same from YAML text; `path` is only used in messages and to resolve relative trace paths.
-Scenario parse_scenario(const std::string& yaml_text, const std::string& path);
+Scenario parse_scenario(const std::string& yaml_text, const std::string& path,
+                        const std::vector<ScenarioSetting>& settings = {});
 
 }  // namespace gangway

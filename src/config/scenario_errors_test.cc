@@ -277,7 +277,8 @@ TEST(ScenarioErrorsTest, UnknownNamesListTheKnownOnes) {
   expect_error("policy: first-come\n" + kModels + kWorkload, "1: policy",
                "unknown policy 'first-come'; expected one of: fcfs, ");
   expect_error("node: {hardware: a100}\n" + kModels + kWorkload, "1: node.hardware",
-               "unknown hardware preset 'a100'; expected one of: h100-sxm-80gb, h200-sxm-141gb");
+               "unknown hardware preset 'a100'; expected one of: a100-sxm-80gb, h100-sxm-80gb, "
+               "h200-sxm-141gb, b200-sxm-180gb, mi300x-192gb");
   expect_error("models:\n  - {name: llama-3-8b, tier: small, shape: llama-9}\n" + kWorkload,
                "2: models[0].shape", "unknown model shape preset 'llama-9'");
   expect_error("models:\n  - {name: custom, tier: small}\n" + kWorkload, "2: models[0].shape",

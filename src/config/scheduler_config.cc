@@ -1,5 +1,6 @@
 #include "config/scheduler_config.h"
 
+#include "config/scenario.h"
 #include "model/cost_model.h"
 #include "sched/policy_registry.h"
 #include "sched/router_registry.h"
@@ -188,7 +189,7 @@ void check_policy_against_node(const YamlValue& policy, const PolicySpec& spec,
 }
 
 PolicySpec read_policy(const YamlValue& value) {
-  PolicySpec spec;
+  PolicySpec spec = default_policy_spec();
   // Constructed, never assigned: assigning one YamlValue to another assigns the YAML nodes,
   // which in yaml-cpp rewrites the policy section itself.
   std::optional<YamlValue> name;

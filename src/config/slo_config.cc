@@ -18,6 +18,9 @@ SloClass read_slo_class(const YamlMap& map, size_t index) {
     slo.rank = static_cast<int>(v->integer_in(0, std::numeric_limits<int>::max()));
   }
   if (const auto v = map.get("sheddable")) slo.sheddable = v->boolean();
+  if (const auto v = map.get("attainment_target")) {
+    slo.attainment_target = v->number_in(0.0, 1.0, false, false);
+  }
   if (const auto v = map.get("on_predicted_miss")) {
     const std::string action = v->choice({"reject", "downgrade", "best_effort"});
     slo.on_predicted_miss = action == "reject"      ? MissAction::kReject
@@ -46,7 +49,7 @@ std::vector<SloClass> read_slo_classes(const YamlValue& value) {
   std::vector<YamlMap> maps;
   for (size_t i = 0; i < items.size(); ++i) {
     maps.push_back(items[i].map({"name", "ttft_ms", "tpot_ms", "weight", "rank", "sheddable",
-                                 "downgrade_to", "on_predicted_miss"}));
+                                 "downgrade_to", "on_predicted_miss", "attainment_target"}));
     classes.push_back(read_slo_class(maps.back(), i));
     for (size_t j = 0; j < i; ++j) {
       if (classes[j].name == classes[i].name) {

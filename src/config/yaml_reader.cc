@@ -117,11 +117,40 @@ std::optional<int> YamlDocument::line_of(const std::string& key_path) const {
   return std::nullopt;
 }
 
+void YamlDocument::apply_settings(const std::vector<ScenarioSetting>& settings) {
+  for (const ScenarioSetting& setting : settings) {
+    set_paths_.push_back(apply_scenario_setting(root_, setting, file_));
+  }
+}
+
+bool YamlDocument::set_on_command_line(const std::string& key_path) const {
+  for (const std::string& set : set_paths_) {
+    if (key_path == set) return true;
+    if (key_path.size() > set.size() && key_path.starts_with(set) &&
+        (key_path[set.size()] == '.' || key_path[set.size()] == '[')) {
+      return true;
+    }
+  }
+  return false;
+}
+
+InputError YamlDocument::error_at(std::optional<int> line, const std::string& key_path,
+                                  const std::string& message) const {
+  if (!set_paths_.empty() && set_on_command_line(key_path)) {
+    return InputError::at(file_, std::nullopt, "--set " + key_path, message);
+  }
+  return InputError::at(file_, line, key_path, message);
+}
+
 InputError YamlDocument::locate(const InputError& error) const {
   const std::string what = error.what();
   const size_t colon = what.find(": ");
   if (colon != std::string::npos && is_key_path(std::string_view(what).substr(0, colon))) {
-    return InputError::at(file_, line_of(what.substr(0, colon)), "", what);
+    const std::string key_path = what.substr(0, colon);
+    if (!set_paths_.empty() && set_on_command_line(key_path)) {
+      return InputError::at(file_, std::nullopt, "--set " + key_path, what.substr(colon + 2));
+    }
+    return InputError::at(file_, line_of(key_path), "", what);
   }
   return InputError::at(file_, std::nullopt, "", what);
 }
@@ -139,7 +168,7 @@ YamlValue::YamlValue(YamlDocument& document, YAML::Node node, std::string path,
 }
 
 InputError YamlValue::error(const std::string& message) const {
-  return InputError::at(document_->file(), line_, path_, message);
+  return document_->error_at(line_, path_, message);
 }
 
 void YamlValue::fail(const std::string& message) const {
@@ -226,15 +255,15 @@ YamlMap YamlValue::map(const std::vector<std::string>& allowed_keys) const {
           key_node.IsScalar() || key_node.IsNull()
               ? "an empty key"
               : "a key that is " + YamlValue(*document_, key_node, path_, key_line).describe();
-      throw InputError::at(document_->file(), key_line, path_, "expected text keys, got " + got);
+      throw document_->error_at(key_line, path_, "expected text keys, got " + got);
     }
     const std::string key = key_node.Scalar();
     const std::string path = child_path(path_, printable(key));
     bool allowed = false;
     for (const std::string& name : allowed_keys) allowed = allowed || name == key;
     if (!allowed) {
-      throw InputError::at(document_->file(), key_line, path,
-                           "unknown key; allowed keys here: " + join_names(allowed_keys));
+      throw document_->error_at(key_line, path,
+                                "unknown key; allowed keys here: " + join_names(allowed_keys));
     }
     for (const auto& [seen_key, seen_value] : entries) {
       if (seen_key == key) {
@@ -242,7 +271,7 @@ YamlMap YamlValue::map(const std::vector<std::string>& allowed_keys) const {
             seen_value.line()
                 ? " (first written on line " + std::to_string(*seen_value.line()) + ")"
                 : "";
-        throw InputError::at(document_->file(), key_line, path, "duplicate key" + first_line);
+        throw document_->error_at(key_line, path, "duplicate key" + first_line);
       }
     }
     entries.emplace_back(key, YamlValue(*document_, it->second, path, key_line));

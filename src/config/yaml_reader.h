@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "config/scenario_setting.h"
 #include "core/input_error.h"
 
 namespace gangway {
@@ -31,6 +32,15 @@ class YamlDocument {
 
   YamlValue root();
   const std::string& file() const { return file_; }
+
+  // Applies command-line changes to the tree before anything is read (scenario_setting.h). An
+  // error at or below a key path they set is then located "FILE: --set KEY.PATH: ..." instead of
+  // by line: the value is not in the file.
+  void apply_settings(const std::vector<ScenarioSetting>& settings);
+  // The error "FILE:LINE: KEY.PATH: message", or "FILE: --set KEY.PATH: message" for a key path
+  // a setting wrote.
+  InputError error_at(std::optional<int> line, const std::string& key_path,
+                      const std::string& message) const;
 
   // 1-based line where `key_path` was written, else that of the nearest enclosing key that was
   // ("a.b[2].c" falls back to "a.b[2]", "a.b", "a"); nullopt if none was read.
@@ -52,9 +62,12 @@ class YamlDocument {
   friend class YamlValue;
   void note_line(const std::string& key_path, std::optional<int> line);
 
+  bool set_on_command_line(const std::string& key_path) const;
+
   std::string file_;
   YAML::Node root_;
   std::map<std::string, int> key_lines_;
+  std::vector<std::string> set_paths_;  // key paths written by apply_settings
 };
 
 class YamlMap;

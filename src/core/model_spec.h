@@ -27,7 +27,21 @@ struct ModelShape {
   int32_t ffn = 0;
   double parameters = 0;    // total parameter count
   int32_t dtype_bytes = 2;  // bf16 weights and KV
+  // Mixture of experts: each layer's MLP is `experts` experts, of which a token passes through
+  // `experts_per_token`; `active_parameters` are the parameters one token passes through (the
+  // shared layers and its experts). 0, 0, 0: a dense model.
+  int32_t experts = 0;
+  int32_t experts_per_token = 0;
+  double active_parameters = 0;
 
+  bool is_moe() const { return experts > 0; }
+  // Parameters one token's forward pass multiplies by: all of them for a dense model.
+  double parameters_per_token() const { return is_moe() ? active_parameters : parameters; }
+  // MoE: the parameters of one expert over all layers, and of the parts every token uses.
+  double expert_parameters() const {
+    return is_moe() ? (parameters - active_parameters) / (experts - experts_per_token) : 0.0;
+  }
+  double shared_parameters() const { return parameters - experts * expert_parameters(); }
   double weight_bytes() const { return parameters * dtype_bytes; }
   // K and V for every layer: 2 x layers x kv_heads x head_dim x dtype bytes.
   int64_t kv_bytes_per_token() const { return 2LL * layers * kv_heads * head_dim * dtype_bytes; }

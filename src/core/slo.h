@@ -34,6 +34,9 @@ struct SloClass {
   // Class to move a request to when it cannot meet this class's target (if downgrading is on).
   std::optional<SloClassId> downgrade_to;
   MissAction on_predicted_miss = MissAction::kReject;
+  // The share of the class's requests that must meet its targets for the node to count as
+  // keeping up (`gangway capacity`'s criterion); 0: the class is not judged.
+  double attainment_target = 0.99;
 
   // Whether a first token this long after arrival is within the class's TTFT target (the
   // admission targets are stated on TTFT alone, so reports count it apart from met_by).

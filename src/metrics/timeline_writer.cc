@@ -156,6 +156,15 @@ void TimelineWriter::close() {
   out_.flush();
 }
 
+void TimelineWriter::set_window(Time start, Time end) {
+  if (end <= start) {
+    throw std::invalid_argument("TimelineWriter: the window must end after it starts");
+  }
+  windowed_ = true;
+  window_start_ = start;
+  window_end_ = end;
+}
+
 void TimelineWriter::require_open() const {
   if (closed_) throw std::logic_error("TimelineWriter: write after close()");
 }
@@ -199,6 +208,7 @@ void TimelineWriter::write_span(int thread_id, std::string_view name, std::strin
                                 std::to_string(start.ns()) + " ns");
   }
   require_object(args, "span args");
+  if (!in_window(start, end)) return;
   begin_event(name, 'X', thread_id);
   out_ << ",\"cat\":";
   write_json_string(out_, category);
@@ -213,6 +223,7 @@ void TimelineWriter::write_instant(int thread_id, char scope, std::string_view n
                                    const nlohmann::json* args) {
   require_open();
   require_object(args, "instant args");
+  if (!in_window(at, at)) return;
   begin_event(name, 'i', thread_id);
   out_ << ",\"s\":\"" << scope << "\",\"ts\":";
   write_microseconds(out_, at.ns());
@@ -262,6 +273,7 @@ void TimelineWriter::counter(std::string_view name, Time at, const nlohmann::jso
                                   key + "' is not a number");
     }
   }
+  if (!in_window(at, at)) return;
   begin_event(name, 'C', node_thread_id());
   out_ << ",\"ts\":";
   write_microseconds(out_, at.ns());

@@ -15,6 +15,9 @@
 // exactly. Names and categories are JSON-escaped (invalid UTF-8 becomes U+FFFD); args, when
 // given, must be a JSON object.
 //
+// A window (set_window) limits the file to one stretch of a long run: events that end before it
+// or start after it are left out, so that a 20-minute run can be looked at one minute at a time.
+//
 // The owner keeps the stream alive until close() (or destruction, which closes). Calls after
 // close() throw std::logic_error. Not thread-safe.
 #pragma once
@@ -63,6 +66,14 @@ class TimelineWriter {
   // object of numbers.
   void counter(std::string_view name, Time at, const nlohmann::json& values);
 
+  // Leaves out every event that lies wholly outside [start, end) (a span that overlaps it is
+  // written whole). Throws std::invalid_argument when end <= start.
+  void set_window(Time start, Time end);
+  // Whether an event over [start, end] would be written (for callers that build costly args).
+  bool in_window(Time start, Time end) const {
+    return !windowed_ || (end >= window_start_ && start < window_end_);
+  }
+
   // Writes the trailer and flushes. Idempotent.
   void close();
   bool closed() const { return closed_; }
@@ -89,6 +100,9 @@ class TimelineWriter {
 
   std::ostream& out_;
   int gpu_count_;
+  bool windowed_ = false;
+  Time window_start_;
+  Time window_end_;
   bool closed_ = false;
   uint64_t events_written_ = 0;
 };

@@ -182,5 +182,31 @@ TEST(TimelineWriter, RejectsBadCallsAndWritesAfterClose) {
   EXPECT_THROW(TimelineWriter(out, 0), std::invalid_argument);
 }
 
+TEST(TimelineWriter, AWindowKeepsOnlyEventsThatReachIntoIt) {
+  std::ostringstream out;
+  {
+    TimelineWriter writer(out, 1);
+    writer.set_window(at_ns(1000), at_ns(2000));
+    const GpuId gpu(0);
+    writer.span(gpu, "before", "sm", at_ns(0), at_ns(999));      // ends before: left out
+    writer.span(gpu, "across", "sm", at_ns(500), at_ns(1500));   // overlaps: kept whole
+    writer.span(gpu, "inside", "sm", at_ns(1200), at_ns(1300));  // kept
+    writer.span(gpu, "after", "sm", at_ns(2000), at_ns(2100));   // starts at the end: out
+    writer.instant(kNodeWide, "early", at_ns(10));
+    writer.instant(kNodeWide, "in", at_ns(1500));
+    writer.counter("queued", at_ns(3000), {{"small", 1}});
+    writer.counter("queued", at_ns(1999), {{"small", 2}});
+    EXPECT_THROW(writer.set_window(at_ns(5), at_ns(5)), std::invalid_argument);
+  }
+  const nlohmann::json trace = nlohmann::json::parse(out.str());
+  std::vector<std::string> spans;
+  for (const nlohmann::json& event : events_with_phase(trace, "X")) spans.push_back(event["name"]);
+  EXPECT_EQ(spans, (std::vector<std::string>{"across", "inside"}));
+  ASSERT_EQ(events_with_phase(trace, "i").size(), 1u);
+  EXPECT_EQ(events_with_phase(trace, "i")[0]["name"], "in");
+  ASSERT_EQ(events_with_phase(trace, "C").size(), 1u);
+  EXPECT_EQ(events_with_phase(trace, "C")[0]["args"]["small"], 2);
+}
+
 }  // namespace
 }  // namespace gangway

@@ -1,5 +1,6 @@
 #include "model/roofline_cost_model.h"
 
+#include <cmath>
 #include <string>
 
 #include "model/field_checks.h"
@@ -36,6 +37,20 @@ void RooflineCostModel::validate(const ModelSpec& spec, const HardwareSpec& hard
   require_positive("shape.head_dim", shape.head_dim);
   require_positive("shape.parameters", shape.parameters);
   require_positive("shape.dtype_bytes", shape.dtype_bytes);
+  if (shape.is_moe()) {
+    require_at_least("shape.experts_per_token", 1, shape.experts_per_token);
+    if (shape.experts_per_token >= shape.experts) {
+      reject("shape.experts_per_token",
+             "fewer than shape.experts (" + std::to_string(shape.experts) + ")",
+             shape.experts_per_token);
+    }
+    require_positive("shape.active_parameters", shape.active_parameters);
+    if (shape.shared_parameters() < 0 || shape.active_parameters >= shape.parameters) {
+      reject("shape.active_parameters",
+             "below shape.parameters and at least experts_per_token / experts of the expert part",
+             shape.active_parameters);
+    }
+  }
 
   require_positive("hardware.hbm_bytes_per_s", hardware.hbm_bytes_per_s);
   require_positive("hardware.bf16_flops_per_s", hardware.bf16_flops_per_s);
@@ -53,10 +68,18 @@ RooflineCostModel::RooflineCostModel(const ModelSpec& spec, const HardwareSpec& 
   const double effective_bytes_per_s = hardware.hbm_bytes_per_s * spec.cost.bandwidth_efficiency;
 
   launch_overhead_s_ = spec.cost.launch_overhead_s;
-  compute_s_per_token_ = 2.0 * shape.parameters / tp / effective_flops_per_s;
+  compute_s_per_token_ = 2.0 * shape.parameters_per_token() / tp / effective_flops_per_s;
   compute_s_per_attended_pair_ = 4.0 * shape.layers * static_cast<double>(shape.q_heads) *
                                  shape.head_dim / tp / effective_flops_per_s;
   memory_s_for_weights_ = shape.weight_bytes() / tp / effective_bytes_per_s;
+  if (shape.is_moe()) {
+    moe_ = true;
+    memory_s_for_shared_weights_ =
+        shape.shared_parameters() * shape.dtype_bytes / tp / effective_bytes_per_s;
+    memory_s_for_all_experts_ =
+        shape.experts * shape.expert_parameters() * shape.dtype_bytes / tp / effective_bytes_per_s;
+    expert_miss_share_ = 1.0 - static_cast<double>(shape.experts_per_token) / shape.experts;
+  }
   memory_s_per_kv_token_ =
       static_cast<double>(shape.kv_bytes_per_token()) / tp / effective_bytes_per_s;
   if (spec.tensor_parallel > 1) {
@@ -86,7 +109,12 @@ RooflineCostModel::Breakdown RooflineCostModel::breakdown(const BatchShape& batc
   parts.launch_overhead_s = launch_overhead_s_;
   parts.compute_s =
       tokens * compute_s_per_token_ + attended_token_pairs(batch) * compute_s_per_attended_pair_;
-  parts.memory_s = memory_s_for_weights_ + (kv_tokens_read + tokens) * memory_s_per_kv_token_;
+  double weights_s = memory_s_for_weights_;
+  if (moe_) {
+    const double touched = 1.0 - std::pow(expert_miss_share_, tokens);
+    weights_s = memory_s_for_shared_weights_ + memory_s_for_all_experts_ * touched;
+  }
+  parts.memory_s = weights_s + (kv_tokens_read + tokens) * memory_s_per_kv_token_;
   parts.tp_comm_s = tp_comm_s_fixed_ + tokens * tp_comm_s_per_token_;
   return parts;
 }

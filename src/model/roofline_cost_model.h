@@ -23,6 +23,12 @@
 // undercounts the quadratic term (sum n^2 >= P^2 / k), by at most P^2 / 2 pairs.
 // Decode: each sequence's one new token attends to its whole context (decode_context_tokens).
 //
+// Mixture of experts (docs/decisions/moe-cost-on-active-parameters.md): compute counts the
+// parameters a token passes through (active parameters), and the weights read are the shared
+// layers plus the experts the batch's tokens are routed to: with routing spread evenly, a batch
+// of T tokens touches a share 1 - (1 - k / E)^T of each layer's E experts (k per token), so a
+// single decode reads about the active weights and a large batch all of them.
+//
 // Not modelled: activations' memory traffic, the quadratic attention read of the chunk's own
 // KV, kernel-level effects (tile quantisation, wave tails), sampling and CPU overheads beyond the
 // fixed launch overhead. Immutable and thread-safe.
@@ -73,9 +79,15 @@ class RooflineCostModel final : public CostModel {
   double compute_s_per_token_ = 0;          // 2 x parameters / TP / effective FLOP/s
   double compute_s_per_attended_pair_ = 0;  // 4 x layers x q_heads x head_dim / TP / eff. FLOP/s
   double memory_s_for_weights_ = 0;         // weight bytes / TP / effective bandwidth
-  double memory_s_per_kv_token_ = 0;        // KV bytes per token / TP / effective bandwidth
-  double tp_comm_s_fixed_ = 0;              // all-reduces per iteration x latency (0 at TP=1)
-  double tp_comm_s_per_token_ = 0;          // all-reduces x hidden x dtype bytes / bandwidth
+  // MoE: the weights every token reads, all experts' weights, and the share of experts a token
+  // does not touch (1 - k / E); memory_s_for_weights_ is then unused.
+  bool moe_ = false;
+  double memory_s_for_shared_weights_ = 0;
+  double memory_s_for_all_experts_ = 0;
+  double expert_miss_share_ = 0;
+  double memory_s_per_kv_token_ = 0;  // KV bytes per token / TP / effective bandwidth
+  double tp_comm_s_fixed_ = 0;        // all-reduces per iteration x latency (0 at TP=1)
+  double tp_comm_s_per_token_ = 0;    // all-reduces x hidden x dtype bytes / bandwidth
 };
 
 }  // namespace gangway

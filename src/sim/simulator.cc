@@ -36,6 +36,7 @@ Simulator::Simulator(const NodeSpec& node, SchedulerOptions scheduler_options,
     driver_.set_iteration_sink(
         [this](uint64_t engine, Time now) { options_.observer->on_iteration_done(engine, now); });
   }
+  if (options_.timeline) timeline_counters_.emplace(node, *options_.timeline);
 }
 
 Simulator::~Simulator() = default;
@@ -63,7 +64,9 @@ SimulationResult Simulator::run() {
     if (series_) {
       const SchedulerState& state = driver_.scheduler().state();
       series_->sample(now_, queued_requests(state), state.live_sequences);
+      series_->sample_node(now_, driver_.scheduler());
     }
+    if (timeline_counters_) timeline_counters_->sample(now_, driver_.scheduler());
     // Done once arrivals have stopped and nothing is left in the system.
     if (!arrivals_.pending() && driver_.scheduler().live_requests() == 0) break;
   }

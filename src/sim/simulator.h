@@ -25,6 +25,7 @@
 #include "sim/node_driver.h"
 #include "sim/simulation_observer.h"
 #include "sim/time_series.h"
+#include "sim/timeline_counters.h"
 #include "workload/request_source.h"
 
 namespace gangway {
@@ -88,6 +89,7 @@ class Simulator {
   std::optional<TimeSeries> series_;
   ClientCancellations cancellations_;
   std::vector<RequestId> due_;
+  std::optional<TimelineCounters> timeline_counters_;  // with a timeline
 };
 
 }  // namespace gangway

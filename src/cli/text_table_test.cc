@@ -1,0 +1,51 @@
+#include "cli/text_table.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+namespace gangway {
+namespace {
+
+TEST(TextTable, ColumnsLineUpAndALongNameIsCutToFit) {
+  TextTable table({"name", "a", "b"});
+  table.add_row({"short", "1", "22"});
+  table.add_row({std::string(150, 'x'), "333", "4"});
+  std::ostringstream out;
+  table.print(out, 40);
+  std::istringstream lines(out.str());
+  std::string header, first, second;
+  std::getline(lines, header);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  EXPECT_EQ(second.size(), 40u);
+  EXPECT_NE(second.find("~ 333"), std::string::npos) << second;
+  EXPECT_EQ(first.find('1'), second.find("333") + 2) << first << "\n" << second;
+}
+
+TEST(TextTable, DashesMarkMissingFiguresAndSpreadsUseOneColumnForPlusMinus) {
+  EXPECT_EQ(dash_or(std::nullopt, 1), "-");
+  EXPECT_EQ(percent_or_dash(std::nullopt), "-");
+  EXPECT_EQ(percent_or_dash(0.5), "50.0%");
+  EXPECT_EQ(with_spread(12.345, 0.4, 1), "12.3 ±0.4");
+  EXPECT_EQ(with_spread(0.5, std::nullopt, 1, true), "50.0%");
+  TextTable table({"name", "value"});
+  table.add_row({"a", "1.0 ±0.1"});
+  table.add_row({"b", "22.0"});
+  std::ostringstream out;
+  table.print(out);
+  EXPECT_NE(out.str().find("a    1.0 ±0.1\nb        22.0\n"), std::string::npos) << out.str();
+}
+
+TEST(TextTable, WrappedListsBreakBetweenItems) {
+  std::ostringstream out;
+  print_wrapped(out, "not completed", {"deadline_unmeetable 1234", "queue_full 56", "shed 7"}, 2,
+                40);
+  EXPECT_EQ(out.str(),
+            "  not completed: deadline_unmeetable 1234,\n"
+            "                 queue_full 56, shed 7\n");
+}
+
+}  // namespace
+}  // namespace gangway
