@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_warnings.h"
+#include "cli/server_probe.h"
 #include "cli/simulation_table.h"
 #include "cli/text_table.h"
 #include "client/load_generator.h"
@@ -199,6 +200,12 @@ int run_load(const LoadCommandOptions& options, std::ostream& out, std::ostream&
   } catch (const InputError& error) {
     err << "gangway: error: " << error.what() << "\n";
     return 2;
+  }
+  // A server that is not there is reported now, not after the whole arrival window.
+  if (const std::optional<std::string> why = probe_server(load.target, std::chrono::seconds(3))) {
+    err << "gangway: error: cannot connect to " << options.url << ": " << *why
+        << " (is `gangway serve` or another server running there?)\n";
+    return 1;
   }
   raise_open_file_limit();
   if (!options.no_progress && isatty(STDERR_FILENO)) load.progress = &err;
