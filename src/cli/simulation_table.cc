@@ -53,8 +53,8 @@ std::string header_line(const Scenario& scenario, const std::string& seeds) {
 }
 
 constexpr const char* kLegend =
-    "(latencies in ms; SLO: requests meeting their class targets / arrived; SLO|adm: the same / "
-    "admitted in their class; \"-\": no data)\n";
+    "(latencies in ms; SLO: requests meeting their class targets / arrived; \"-\": no data;\n"
+    " SLO|adm: requests meeting their class targets / admitted)\n";
 
 }  // namespace
 
