@@ -48,7 +48,7 @@ class Scheduler : private KvEvictor {
   // Throws InputError if the node's memory layout does not fit.
   Scheduler(const NodeSpec& node, SchedulerOptions options, std::unique_ptr<GangPolicy> policy,
             std::unique_ptr<Router> router);
-  ~Scheduler();
+  ~Scheduler() override;
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
