@@ -36,6 +36,8 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import yaml
+
 sys.path.insert(0, os.path.dirname(__file__))
 import gangway_experiments as gx  # noqa: E402
 
@@ -180,10 +182,11 @@ def tier_stats(run, model):
 
 
 def run_point(job):
-    member, load, seed, capacity, window, policies, cache = job
+    member, load, seed, capacity, window, policies, cache, policy_settings = job
     share = member["lm_share"]
     rates = (load * (1 - share) * capacity[0], load * share * capacity[1])
     doc = member_scenario(member, rates, window, seed)
+    doc["policy"].update(policy_settings)
     path = None
     if cache:
         key = json.dumps([doc, policies], sort_keys=True)
@@ -431,7 +434,16 @@ def main():
                         ",".join(POLICIES))
     parser.add_argument("--cache", help="keep each point's runs in this folder and reuse them "
                         "when the binary's inputs are the same (the binary itself is not keyed)")
+    parser.add_argument("--policy-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="a policy parameter for every run (docs/scenario.md), e.g. "
+                        "split=demand; repeatable")
     args = parser.parse_args()
+    policy_settings = {}
+    for setting in args.policy_set:
+        key, _, value = setting.partition("=")
+        if not key or not value:
+            sys.exit("--policy-set: expected KEY=VALUE, got %r" % setting)
+        policy_settings[key] = yaml.safe_load(value)
     if args.quick:
         names, loads, seeds, policies = QUICK_MEMBERS, QUICK_LOADS, QUICK_SEEDS, QUICK_POLICIES
         window, capacity_window = (2, 8, 20), (2, 6, 10)
@@ -471,7 +483,8 @@ def main():
                 json.dump(known, f)
         capacities = {m["name"]: (values[2 * i], values[2 * i + 1])
                       for i, m in enumerate(members)}
-        jobs = [(m, load, seed, capacities[m["name"]], window, policies, args.cache)
+        jobs = [(m, load, seed, capacities[m["name"]], window, policies, args.cache,
+                 policy_settings)
                 for m in members for load in loads for seed in seeds]
         rows = [row for result in pool.map(run_point, jobs) for row in result]
     summary = summarize(rows, members, loads)

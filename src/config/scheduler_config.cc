@@ -25,6 +25,20 @@ void read_policy_parameters(const YamlMap& map, PolicySpec& spec) {
   if (const auto v = map.get("mode")) spec.mode = v->choice({"lease", "exclusive"});
   if (const auto v = map.get("large_weight")) spec.large_weight = v->positive_number();
   if (const auto v = map.get("small_weight")) spec.small_weight = v->positive_number();
+  if (const auto v = map.get("split")) spec.split = v->choice({"weights", "demand"});
+  if (const auto v = map.get("large_share_min")) {
+    spec.large_share_min = v->number_in(0.0, 1.0, false, false);
+  }
+  if (const auto v = map.get("large_share_max")) {
+    spec.large_share_max = v->number_in(0.0, 1.0, false, false);
+  }
+  if (spec.large_share_max < spec.large_share_min) {
+    const YamlValue where =
+        map.get("large_share_max").value_or(map.get("large_share_min").value_or(map.self()));
+    where.fail("expected large_share_max >= large_share_min (" +
+               format_number(spec.large_share_min) + "), got " +
+               format_number(spec.large_share_max));
+  }
   read_duration_ms(map, "lease_min_ms", false, spec.lease_min);
   read_duration_ms(map, "lease_max_ms", false, spec.lease_max);
   if (spec.lease_max < spec.lease_min) {
@@ -66,6 +80,9 @@ const std::vector<std::string>& policy_keys() {
                                                 "mode",
                                                 "large_weight",
                                                 "small_weight",
+                                                "split",
+                                                "large_share_min",
+                                                "large_share_max",
                                                 "lease_min_ms",
                                                 "lease_max_ms",
                                                 "max_large_wait_ms",

@@ -66,6 +66,15 @@ void validate_policy_spec(const PolicySpec& spec) {
     throw InputError::at("", std::nullopt, "policy.mode",
                          "unknown mode '" + spec.mode + "'; expected lease or exclusive");
   }
+  if (spec.split != "weights" && spec.split != "demand") {
+    throw InputError::at("", std::nullopt, "policy.split",
+                         "unknown split '" + spec.split + "'; expected weights or demand");
+  }
+  if (!(spec.large_share_min >= 0.0 && spec.large_share_max <= 1.0 &&
+        spec.large_share_min <= spec.large_share_max)) {
+    throw InputError::at("", std::nullopt, "policy.large_share_min",
+                         "expected 0 <= large_share_min <= large_share_max <= 1");
+  }
   if (!(spec.large_weight > 0)) {
     throw InputError::at("", std::nullopt, "policy.large_weight", "expected a weight > 0");
   }

@@ -27,6 +27,15 @@ struct PolicySpec {
   // aging bound (docs/gang-scheduling.md). Uncontended, either tier takes what it needs.
   double large_weight = 1.0;
   double small_weight = 6.0;
+  // Lease mode: how the shares are set while both tiers have work. "weights" (the default): the
+  // weights above. "demand": from the tiers' demands (sched/policies/tier_demand.h: the decode
+  // pace of resident sequences and queued prefill over TTFT slack), each tier getting what its
+  // deadlines need when both fit and the weights splitting only the rest, the large model's
+  // share held within [large_share_min, large_share_max] (the operator's floor, its guarantee
+  // under overload, and ceiling, the small models' guarantee; docs/gang-scheduling.md).
+  std::string split = "weights";
+  double large_share_min = 0.3;
+  double large_share_max = 0.7;
   // A lease, once started, lasts at least lease_min (so its barrier is worth paying) and at most
   // lease_max (the bound on how long small requests wait), less if the large queue empties.
   Duration lease_min = std::chrono::milliseconds(40);

@@ -218,6 +218,46 @@ TEST(GangGuarantees, LeaseModeGivesTheLargeModelWhatTheSmallModelsDoNotNeed) {
   EXPECT_GE(static_cast<double>(small.slo_met()), 0.8 * static_cast<double>(small.arrived()));
 }
 
+// The large model's floor under overload (docs/gang-scheduling.md, "The large model's floor"):
+// with both tiers offered three times the node's capacity in all and admission on, the
+// demand-driven split (policy.split: demand) holds the gang to at least large_share_min of the
+// node's time, and the large model meets its SLO for a fifth of its arrivals or more. With the
+// weights alone it gets about a seventh of the node and meets its SLO for 1-2 % of them.
+TEST(GangGuarantees, DemandSplitKeepsTheLargeModelsFloorAtThreeTimesOverload) {
+  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  scenario.warmup = std::chrono::seconds(1);
+  scenario.duration = std::chrono::seconds(6);
+  scenario.drain_limit = std::chrono::seconds(60);
+  set_tier_rates(scenario, 3.0 * 0.5 * 1527, 3.0 * 0.5 * 103);
+  scenario.seed = 1;
+  std::map<std::string, double> large_time;
+  std::map<std::string, double> large_met;
+  for (const std::string split : {"weights", "demand"}) {
+    SCOPED_TRACE(split);
+    PolicySpec policy;
+    policy.name = "gangway-lease";
+    policy.split = split;
+    const SimulationResult result = simulate(scenario, policy);
+    const RequestStats& large = result.metrics.model(large_model(scenario).id);
+    const RequestStats& small = result.metrics.model(small_model(scenario).id);
+    ASSERT_GT(large.arrived(), 500u);
+    // Both tiers overloaded: admission turned work of each away.
+    EXPECT_GT(small.rejected(), small.arrived() / 4);
+    EXPECT_GT(large.rejected(), large.arrived() / 10);
+    const double gpu_seconds =
+        to_seconds(result.node_time.elapsed()) * static_cast<double>(scenario.node.gpu_count);
+    large_time[split] = result.node_time.total_seconds(GpuActivity::kRunningLarge) / gpu_seconds;
+    large_met[split] = static_cast<double>(large.slo_met()) / static_cast<double>(large.arrived());
+  }
+  const PolicySpec defaults;
+  EXPECT_GE(large_time["demand"], defaults.large_share_min - 0.05);
+  EXPECT_LE(large_time["demand"], defaults.large_share_max);
+  EXPECT_GE(large_met["demand"], 0.2);
+  // The weights alone give the large model less than the floor, and it meets almost nothing.
+  EXPECT_LT(large_time["weights"], defaults.large_share_min);
+  EXPECT_LT(large_met["weights"], large_met["demand"]);
+}
+
 TEST(GangGuarantees, SmFirstStarvesTheLargeModelWhereGangwayDoesNot) {
   // The failure the guarantees rule out, shown by the baseline built to have it.
   Scenario scenario = base_scenario();

@@ -32,6 +32,7 @@
 
 #include "sched/policies/backfill_planner.h"
 #include "sched/policies/policy_factories.h"
+#include "sched/policies/tier_demand.h"
 #include "sched/policies/virtual_time_arbiter.h"
 
 namespace gangway {
@@ -45,6 +46,20 @@ constexpr int kHeadsChecked = 8;
 constexpr int kUnpacedPaceFactor = 2;
 // How long after admission last turned an arrival away as busy the node counts as saturated.
 constexpr Duration kHeadroomQuietPeriod = std::chrono::seconds(1);
+// policy.split: demand. The horizon of prefill work without a first-token target in the tiers'
+// demands (admission's default no-target deadline), and the least weight the arbiter is given
+// (a weight of zero would make a tier's virtual time infinite).
+constexpr Duration kNoTargetHorizon = std::chrono::seconds(30);
+constexpr double kLeastWeight = 0.01;
+
+ShareLimits share_limits(const PolicySpec& spec) {
+  ShareLimits limits;
+  limits.large_min = spec.large_share_min;
+  limits.large_max = spec.large_share_max;
+  limits.large_weight = spec.large_weight;
+  limits.small_weight = spec.small_weight;
+  return limits;
+}
 
 class GangwayPolicy final : public GangPolicy {
  public:
@@ -52,6 +67,8 @@ class GangwayPolicy final : public GangPolicy {
       : spec_(for_mode(spec, mode)),
         mode_(mode),
         arbiter_(spec.large_weight, spec.small_weight, 8),
+        demand_split_(mode == ExecutionMode::kLease && spec.split == "demand"),
+        split_(share_limits(spec)),
         planner_(spec.conservative_backfill) {}
 
   std::string_view name() const override { return "gangway"; }
@@ -81,6 +98,7 @@ class GangwayPolicy final : public GangPolicy {
     small_contending_ =
         state.any_small_queued() ||
         (small_backlogged_ && earliest_small_urgency(state) <= now + spec_.lease_max);
+    if (demand_split_) plan_split(state, now);
     arbiter_.observe_backlog(large_backlogged_, small_contending_);
     if (mode_ == ExecutionMode::kExclusive) planner_.refresh(state, now);
   }
@@ -107,6 +125,14 @@ class GangwayPolicy final : public GangPolicy {
     if (deadlines_order_tiers(state, now) && gang_ready >= first_token_urgency &&
         first_token_urgency <= small_urgency) {
       return true;
+    }
+    // Demand split: while both tiers' demands fit in the node, the earlier deadline wins
+    // whichever tier it is (earliest deadline first meets every deadline of a feasible set);
+    // decode paces count.
+    if (demand_split_ && split_.feasible()) {
+      const Time large_due = std::min(first_token_urgency, large_decode_urgency(state));
+      if (gang_ready >= large_due && large_due <= small_urgency) return true;
+      if (gang_ready + state.large->last_iteration >= small_urgency) return false;
     }
     if (now + barrier + spec_.lease_min >= small_urgency &&
         !arbiter_.large_within_share(spec_.lease_min)) {
@@ -145,7 +171,13 @@ class GangwayPolicy final : public GangPolicy {
     // Small work that one more large iteration would make late ends the lease, unless (with
     // headroom) a large request's first token is due before it.
     if (now + step >= small_latest) {
-      return deadlines_order_tiers(state, now) && large_first_token_urgency(state) <= small_latest;
+      if (deadlines_order_tiers(state, now) && large_first_token_urgency(state) <= small_latest) {
+        return true;
+      }
+      // Demand split, while the demands fit: the lease goes on for large work due no later than
+      // the small work (a decode on pace, or a first token), earliest deadline first.
+      return demand_split_ && split_.feasible() && earliest_large_urgency(state) <= small_latest &&
+             now + step >= earliest_large_urgency(state);
     }
     // The horizon adapts to the queue: large requests that arrive during it join too while no
     // small work is pressed.
@@ -217,6 +249,7 @@ class GangwayPolicy final : public GangPolicy {
   void on_iteration_finished(const SchedulerState& state, const IterationLaunch& launch,
                              Time end) override {
     const Duration busy = end - launch.start;
+    if (demand_split_) split_.on_iteration_finished(launch, end);
     if (launch.engine.gang) {
       arbiter_.charge_large(busy);
       return;
@@ -266,6 +299,7 @@ class GangwayPolicy final : public GangPolicy {
  private:
   void initialise(const SchedulerState& state) {
     initialised_ = true;
+    if (demand_split_) split_.initialise(state, kNoTargetHorizon);
     arbiter_ = VirtualTimeArbiter(spec_.large_weight, spec_.small_weight,
                                   static_cast<int>(state.gpus.size()));
     if (state.large) {
@@ -292,6 +326,18 @@ class GangwayPolicy final : public GangPolicy {
           static_cast<double>(
               state.small_models[model.id.value()].cost->iteration_time(chunk).count()) /
           model.prefill_chunk_tokens;
+    }
+  }
+
+  // policy.split: demand (docs/gang-scheduling.md, "The split follows demand"): the tiers'
+  // demands now, the large model's share from them within the operator's floor and ceiling, and
+  // the arbiter's weights set to it, so that wherever deadlines conflict the shares decide as
+  // the demands say.
+  void plan_split(const SchedulerState& state, Time now) {
+    const SharePlan& plan = split_.plan(state, now);
+    if (plan.contended()) {
+      arbiter_.set_weights(std::max(kLeastWeight, plan.large_share),
+                           std::max(kLeastWeight, 1.0 - plan.large_share));
     }
   }
 
@@ -507,6 +553,8 @@ class GangwayPolicy final : public GangPolicy {
   PolicySpec spec_;
   ExecutionMode mode_;
   VirtualTimeArbiter arbiter_;
+  bool demand_split_;
+  DemandSplit split_;
   BackfillPlanner planner_;
   bool initialised_ = false;
   bool large_backlogged_ = false;

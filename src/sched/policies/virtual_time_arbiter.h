@@ -25,6 +25,12 @@ class VirtualTimeArbiter {
   // max_factor]. Virtual times already accrued stay as they are; what is charged from now on
   // is divided by the new weight.
   void set_large_weight_factor(double factor) { large_factor_ = factor; }
+  // New weights for what is charged from now on (the demand-driven split sets them at every
+  // decision; virtual times already accrued stay as they are).
+  void set_weights(double large_weight, double small_weight) {
+    large_weight_ = large_weight;
+    small_weight_ = small_weight;
+  }
   double large_weight() const { return large_weight_ * large_factor_; }
 
   // One small-model iteration of `time` on one GPU.
