@@ -10,6 +10,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libfmt-dev libboost-dev
   python3 python3-yaml python3-matplotlib
   chromium
+  haproxy
 )
 # chromium: the HTML reports' test (tests/report) opens them in a real, headless browser.
 # The OpenAI Node client test (tests/client) needs node >= 18 and npm; Debian 12's will do when

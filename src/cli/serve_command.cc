@@ -35,6 +35,18 @@ void apply_serve_overrides(const ServeOptions& options, Scenario& scenario) {
     }
     server.port = static_cast<uint16_t>(*options.port);
   }
+  if (options.agent_port) {
+    if (*options.agent_port < 1 || *options.agent_port > 65535) {
+      throw InputError::at("", std::nullopt, "--agent-port", "expected a port from 1 to 65535");
+    }
+    server.agent_port = static_cast<uint16_t>(*options.agent_port);
+  }
+  if (server.agent_port && *server.agent_port == server.port) {
+    throw InputError::at("", std::nullopt,
+                         options.agent_port ? "--agent-port" : "server.agent_port",
+                         "the agent-check port must differ from the HTTP port (" +
+                             std::to_string(server.port) + ")");
+  }
   if (options.network_threads) {
     if (*options.network_threads < 1 || *options.network_threads > 64) {
       throw InputError::at("", std::nullopt, "--network-threads", "expected 1 to 64");
@@ -88,6 +100,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   command->add_option("--host", options.host, "Address to listen on (default 127.0.0.1)");
   command->add_option("--port", options.port,
                       "Port to listen on; 0 picks a free one (default 8000)");
+  command->add_option("--agent-port", options.agent_port,
+                      "Answer HAProxy's agent check on this port (docs/cluster.md)");
   command->add_option("--network-threads", options.network_threads,
                       "Threads for HTTP connections (default 1); the scheduler has its own");
   command->add_option(

@@ -21,6 +21,7 @@ struct ServeOptions {
   std::vector<std::string> settings;
   std::optional<std::string> host;
   std::optional<int> port;
+  std::optional<int> agent_port;
   std::optional<int> network_threads;
   std::optional<std::string> policy;
   std::optional<double> drain_grace_s;

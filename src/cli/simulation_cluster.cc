@@ -98,6 +98,11 @@ nlohmann::json cluster_json(const PolicyRun& run) {
           {"spillover_enabled", cluster.spec.spillover},
           {"pinned_share", cluster.spec.pinned_share},
           {"report_interval_ms", to_ms(cluster.spec.report_interval)},
+          {"retries", cluster.spec.retries},
+          {"pinned_tenant", cluster.spec.pinned_tenant
+                                ? nlohmann::json(cluster.spec.pinned_tenant->value())
+                                : nlohmann::json()},
+          {"agent_interval_ms", to_ms(cluster.spec.agent_interval)},
           {"spillover",
            {{"retried", spill.retried},
             {"admitted_elsewhere", spill.admitted_elsewhere},

@@ -4,6 +4,7 @@
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -31,6 +32,13 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 using boost::system::error_code;
 using tcp = asio::ip::tcp;
+
+// Whether a name can go in a header value as it is (no control characters: CR, LF, ...).
+bool header_safe(std::string_view name) {
+  return std::none_of(name.begin(), name.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) == 0x7f;
+  });
+}
 
 std::optional<Reason> reason_from_code(std::string_view code) {
   for (int r = 0; r < kReasonCount; ++r) {
@@ -253,10 +261,15 @@ class LoadGenerator::Impl {
                    R"("stream_options":{{"include_usage":true}},"slo_class":"{}","tenant":"{}"}})",
                    max_tokens, output, json_escape(scenario_.node.slo_class(spec.slo_class).name),
                    json_escape(scenario_.tenants.at(spec.tenant.value())));
+    // The tenant also goes in a header, where a balancer in front of the nodes can route on it
+    // (docs/cluster.md); the server reads the same name from either.
+    const std::string& tenant = scenario_.tenants.at(spec.tenant.value());
     exchange.request = fmt::format(
         "POST {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: gangway-load\r\nContent-Type: "
-        "application/json\r\nAccept: text/event-stream\r\nContent-Length: {}\r\n\r\n",
-        path_, host_header_, body.size());
+        "application/json\r\nAccept: text/event-stream\r\n{}Content-Length: {}\r\n\r\n",
+        path_, host_header_,
+        header_safe(tenant) ? fmt::format("X-Gangway-Tenant: {}\r\n", tenant) : std::string(),
+        body.size());
     exchange.request.append(body);
   }
 
@@ -371,8 +384,12 @@ class LoadGenerator::Impl {
   }
 
   // Reads and parses until the socket has nothing more, then waits for it to be readable, or
-  // ends the exchange (answer complete, or an error).
-  void pump(const ExchangePtr& exchange) {
+  // ends the exchange (answer complete, or an error). `peer_closed`: the read poller saw the
+  // peer's close (EPOLLRDHUP/EPOLLHUP) with this wake-up; a short read then does not mean
+  // drained, since the end of stream behind the last bytes raises no further edge: read on
+  // until the end of stream is seen (a proxy that forwards a dying node's last tokens and closes
+  // at once delivers both in one wake-up).
+  void pump(const ExchangePtr& exchange, bool peer_closed = false) {
     Connection& connection = *exchange->connection;
     for (;;) {
       error_code error;
@@ -402,8 +419,8 @@ class LoadGenerator::Impl {
       }
       connection.buffer.commit(bytes);
       if (bytes > 0) exchange->got_bytes = true;
-      if (!parse_buffered(exchange)) return;  // the exchange has ended
-      if (bytes < kReadBytes) break;          // drained
+      if (!parse_buffered(exchange)) return;          // the exchange has ended
+      if (bytes < kReadBytes && !peer_closed) break;  // drained
     }
     // Drained: the read poller reports the next bytes (or the peer's close).
     connection.reading = true;
@@ -449,7 +466,7 @@ class LoadGenerator::Impl {
         if (exchange == active_.end()) continue;
         connection->second->reading = false;
         const ExchangePtr reader = exchange->second;  // pump may end the exchange
-        pump(reader);
+        pump(reader, (events[i].events & (EPOLLRDHUP | EPOLLHUP | EPOLLERR)) != 0);
       }
       if (count < kEvents) return;
     }

@@ -1,14 +1,21 @@
 // gangway load against a real server: every request of the source is sent at its arrival time
 // and measured, and a kept-alive connection that the server closed while it sat idle in the pool
 // (the server's read timeout) does not turn into a failed request: the request is sent again on
-// a fresh connection, because nothing of an answer came back.
+// a fresh connection, because nothing of an answer came back. A stream cut off mid-answer is a
+// failed request at once, even when its last bytes and the close arrive together.
 #include "client/load_generator.h"
 
+#include <arpa/inet.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <boost/asio/write.hpp>
+#include <chrono>
 #include <thread>
 #include <vector>
 
@@ -161,6 +168,79 @@ TEST(LoadGeneratorTest, ReadsAServerThatSpellsItsJsonWithSpaces) {
   // Three tokens each, the last of them in the chunk with the finish reason.
   EXPECT_EQ(total.output_tokens(), 3u * 3);
   EXPECT_EQ(total.ttft_ms().count(), 3u);
+}
+
+// A server that answers one request with the head of a streamed answer and one token event,
+// then closes at once, all in one send: what a proxy delivers when the node behind it dies in
+// the middle of a stream.
+class CutOffServer {
+ public:
+  CutOffServer() {
+    listener_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    EXPECT_EQ(bind(listener_, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    EXPECT_EQ(listen(listener_, 4), 0);
+    socklen_t length = sizeof address;
+    getsockname(listener_, reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin_port);
+    thread_ = std::thread([this] { serve_one(); });
+  }
+  ~CutOffServer() {
+    thread_.join();
+    close(listener_);
+  }
+  uint16_t port() const { return port_; }
+
+ private:
+  void serve_one() {
+    const int client = accept(listener_, nullptr, nullptr);
+    if (client < 0) return;
+    // The whole request (head and the small JSON body) arrives in one piece on loopback.
+    char buffer[65536];
+    (void)recv(client, buffer, sizeof buffer, 0);
+    const std::string event =
+        R"(data: {"choices":[{"index":0,"text":" the","finish_reason":null}]})"
+        "\n\n";
+    char size[16];
+    std::snprintf(size, sizeof size, "%zx", event.size());
+    const std::string answer =
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
+        "chunked\r\n\r\n" +
+        std::string(size) + "\r\n" + event + "\r\n";
+    // Answered once the client waits in its read poller (not in the read it tries right after
+    // sending), and corked: the answer leaves only with the close, one segment that carries the
+    // last bytes and the FIN together, so the poller reports both in one wake-up.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const int cork = 1;
+    setsockopt(client, IPPROTO_TCP, TCP_CORK, &cork, sizeof cork);
+    (void)send(client, answer.data(), answer.size(), MSG_NOSIGNAL);
+    close(client);
+  }
+
+  int listener_ = -1;
+  uint16_t port_ = 0;
+  std::thread thread_;
+};
+
+TEST(LoadGeneratorTest, StreamCutOffTogetherWithItsLastBytesFailsAtOnce) {
+  // Before, a short read was taken for "drained" even when the end of stream had arrived with
+  // it; edge-triggered polling then never woke the exchange again, and it waited for the drain
+  // timeout and ended cancelled (driver_stopped) instead of failed.
+  CutOffServer server;
+  testing::RunningServer node;  // only for its scenario (models, classes, tenants)
+  FixedSource source({0.0});
+  LoadOptions options;
+  options.target.port = server.port();
+  options.duration = std::chrono::milliseconds(10);
+  options.drain_timeout = std::chrono::seconds(5);
+  LoadGenerator generator(node.scenario(), source, options);
+  const LoadResult result = generator.run();
+  EXPECT_EQ(result.sent, 1);
+  EXPECT_EQ(result.metrics.total().failed(), 1u);
+  EXPECT_EQ(result.metrics.total().cancelled(), 0u);
+  EXPECT_EQ(result.transport_errors.size(), 1u);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 // model in the simulator. docs/scenario.md#cluster lists the keys.
 #pragma once
 
+#include "config/scenario_names.h"
 #include "config/yaml_reader.h"
 #include "sim/cluster_spec.h"
 
@@ -10,6 +11,7 @@ namespace gangway {
 // Most nodes a cluster simulation may have.
 inline constexpr int kMaxClusterNodes = 64;
 
-ClusterSpec read_cluster(const YamlValue& value);
+// `names` resolves pinned_tenant (the tenants are read first).
+ClusterSpec read_cluster(const YamlValue& value, const ScenarioNames& names);
 
 }  // namespace gangway

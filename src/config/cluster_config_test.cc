@@ -52,6 +52,31 @@ TEST(ClusterConfig, DefaultsAndEveryKey) {
             ClusterRouterKind::kLeastLoaded);
 }
 
+TEST(ClusterConfig, TheAgentCheckBalancerKeys) {
+  const ClusterSpec defaults = *parse_scenario(kBase + "cluster: {}\n", "ok.yaml").cluster;
+  EXPECT_EQ(defaults.retries, 1);
+  EXPECT_FALSE(defaults.pinned_tenant.has_value());
+  EXPECT_EQ(defaults.agent_interval, std::chrono::milliseconds(250));
+  const ClusterSpec spec =
+      *parse_scenario(kBase +
+                          "tenants: [default, hot]\n"
+                          "cluster: {nodes: 3, router: agent-check, retries: 3, "
+                          "pinned_tenant: hot, agent_interval_ms: 100}\n",
+                      "ok.yaml")
+           .cluster;
+  EXPECT_EQ(spec.router, ClusterRouterKind::kAgentCheck);
+  EXPECT_EQ(spec.retries, 3);
+  ASSERT_TRUE(spec.pinned_tenant.has_value());
+  EXPECT_EQ(spec.pinned_tenant->value(), 1);
+  EXPECT_EQ(spec.agent_interval, std::chrono::milliseconds(100));
+  EXPECT_THAT(error_of(kBase + "cluster:\n  pinned_tenant: nobody\n"),
+              StartsWith("bad.yaml:7: cluster.pinned_tenant: "));
+  EXPECT_THAT(error_of(kBase + "cluster:\n  retries: -1\n"),
+              StartsWith("bad.yaml:7: cluster.retries: "));
+  EXPECT_THAT(error_of(kBase + "cluster:\n  agent_interval_ms: 0\n"),
+              StartsWith("bad.yaml:7: cluster.agent_interval_ms: "));
+}
+
 TEST(ClusterConfig, BadValuesAreLocatedErrors) {
   EXPECT_THAT(error_of(kBase + "cluster:\n  nodes: 0\n"),
               StartsWith("bad.yaml:7: cluster.nodes: expected a whole number in [1, 64]"));
@@ -59,7 +84,7 @@ TEST(ClusterConfig, BadValuesAreLocatedErrors) {
               StartsWith("bad.yaml:7: cluster.nodes"));
   const std::string router = error_of(kBase + "cluster:\n  nodes: 2\n  router: random\n");
   EXPECT_THAT(router, StartsWith("bad.yaml:8: cluster.router: "));
-  EXPECT_THAT(router, HasSubstr("load-report, least-loaded, round-robin"));
+  EXPECT_THAT(router, HasSubstr("load-report, least-loaded, round-robin, agent-check"));
   EXPECT_THAT(error_of(kBase + "cluster:\n  pinned_share: 1.5\n"),
               StartsWith("bad.yaml:7: cluster.pinned_share: "));
   EXPECT_THAT(error_of(kBase + "cluster:\n  report_interval_ms: -1\n"),

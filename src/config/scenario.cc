@@ -98,7 +98,7 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& path,
   if (const auto v = root.get("admission"))
     scenario.scheduler.admission = read_admission(*v, names);
   if (const auto v = root.get("faults")) scenario.faults = read_faults(*v, node);
-  if (const auto v = root.get("cluster")) scenario.cluster = read_cluster(*v);
+  if (const auto v = root.get("cluster")) scenario.cluster = read_cluster(*v, names);
   scenario.trace_mapping = default_trace_mapping(names);
   if (const auto v = root.get("trace_mapping")) {
     scenario.trace_mapping = read_trace_mapping(*v, names, std::nullopt);

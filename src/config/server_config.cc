@@ -60,15 +60,36 @@ bool is_log_level(const std::string& name) {
 
 ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
                                  const std::string& scenario_path) {
-  const YamlMap map =
-      value.map({"host", "port", "network_threads", "max_connections", "max_connections_per_client",
-                 "probe_reserve_connections", "max_header_kib", "max_body_kib", "max_json_depth",
-                 "header_timeout_s", "read_timeout_s", "write_stall_timeout_s",
-                 "max_output_buffer_kib", "socket_send_buffer_kib", "stream_interval_tokens",
-                 "drain_grace_s", "default_slo_class", "emulated_output_tokens", "log_level"});
+  const YamlMap map = value.map({"host",
+                                 "port",
+                                 "agent_port",
+                                 "network_threads",
+                                 "max_connections",
+                                 "max_connections_per_client",
+                                 "probe_reserve_connections",
+                                 "max_header_kib",
+                                 "max_body_kib",
+                                 "max_json_depth",
+                                 "header_timeout_s",
+                                 "read_timeout_s",
+                                 "write_stall_timeout_s",
+                                 "max_output_buffer_kib",
+                                 "socket_send_buffer_kib",
+                                 "stream_interval_tokens",
+                                 "drain_grace_s",
+                                 "default_slo_class",
+                                 "emulated_output_tokens",
+                                 "log_level"});
   ServerConfig config;
   if (const auto v = map.get("host")) config.host = v->text();
   if (const auto v = map.get("port")) config.port = static_cast<uint16_t>(v->integer_in(0, 65535));
+  if (const auto v = map.get("agent_port")) {
+    config.agent_port = static_cast<uint16_t>(v->integer_in(1, 65535));
+    if (*config.agent_port == config.port) {
+      v->fail("the agent-check port must differ from server.port (" + std::to_string(config.port) +
+              ")");
+    }
+  }
   if (const auto v = map.get("network_threads")) {
     config.network_threads = static_cast<int32_t>(v->integer_in(1, 64));
   }

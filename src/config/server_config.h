@@ -31,6 +31,9 @@ struct EmulatedOutputSpec {
 struct ServerConfig {
   std::string host = "127.0.0.1";
   uint16_t port = 8000;
+  // The agent-check port (HAProxy's agent protocol, server/agent_check.h) on the same address;
+  // none: no agent endpoint.
+  std::optional<uint16_t> agent_port;
   // Threads that run HTTP connections; the scheduler core always has one thread of its own.
   int32_t network_threads = 1;
   // Open connections at most. Beyond this (or beyond max_connections_per_client), a connection

@@ -26,6 +26,7 @@ TEST(ServerConfigTest, DefaultsWithoutTheSection) {
   const ServerConfig config = with_server("").server;
   EXPECT_EQ(config.host, "127.0.0.1");
   EXPECT_EQ(config.port, 8000);
+  EXPECT_FALSE(config.agent_port.has_value());
   EXPECT_EQ(config.network_threads, 1);
   EXPECT_EQ(config.read_timeout, std::chrono::seconds(15));
   EXPECT_EQ(config.emulated_output.kind, EmulatedOutputSpec::Kind::kWorkload);
@@ -36,6 +37,7 @@ TEST(ServerConfigTest, ReadsEveryKey) {
 server:
   host: 0.0.0.0
   port: 9000
+  agent_port: 9100
   network_threads: 2
   max_connections: 50
   max_header_kib: 4
@@ -53,6 +55,7 @@ server:
                                   .server;
   EXPECT_EQ(config.host, "0.0.0.0");
   EXPECT_EQ(config.port, 9000);
+  EXPECT_EQ(config.agent_port, 9100);
   EXPECT_EQ(config.network_threads, 2);
   EXPECT_EQ(config.max_connections, 50);
   EXPECT_EQ(config.max_header_bytes, 4 * 1024);
@@ -119,6 +122,11 @@ TEST(ServerConfigTest, StrictErrorsNameTheKey) {
   EXPECT_THAT(error_of("server: {header_timeout_s: -1}\n"), HasSubstr("server.header_timeout_s"));
   EXPECT_THAT(error_of("server: {max_connections_per_client: 0}\n"),
               HasSubstr("server.max_connections_per_client"));
+  EXPECT_THAT(error_of("server: {agent_port: 0}\n"), HasSubstr("server.agent_port"));
+  // The agent port may not be the HTTP port (the default 8000 included): located at its line.
+  EXPECT_THAT(error_of("server:\n  agent_port: 8000\n"),
+              HasSubstr("server.yaml:8: server.agent_port: the agent-check port must differ from "
+                        "server.port (8000)"));
 }
 
 }  // namespace

@@ -21,6 +21,22 @@ const char* phase_name(GangPhase phase) {
   return "?";
 }
 
+// Scheduler::has_capacity, from the state alone: the large model needs every GPU, a small model
+// one healthy replica.
+bool model_has_capacity(const SchedulerState& state, const ModelSpec& model) {
+  const auto healthy = [&](uint32_t gpu) { return !state.gpus[gpu].failed; };
+  if (model.is_large()) {
+    for (uint32_t gpu = 0; gpu < state.gpus.size(); ++gpu) {
+      if (!healthy(gpu)) return false;
+    }
+    return true;
+  }
+  for (uint32_t index : state.small_models[model.id.value()].replicas) {
+    if (healthy(state.replicas[index].gpu.value())) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 LoadReport compute_load_report(const SchedulerState& state, Time now) {
@@ -51,6 +67,7 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
       any_target = true;
     }
   }
+  report.ttft_target_ms = target_s * 1e3;
   // A node that turned arrivals away lately queues only what it can serve, so its queue alone
   // looks short: without this its headroom would keep drawing the traffic it rejects.
   const bool turned_away_recently =
@@ -104,7 +121,8 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
                             : static_cast<double>(model.prefill_chunk_tokens);
     const double seconds_per_request = seconds_per_token * mean_prompt;
     load.headroom_rps = std::max(0.0, target_s - wait_s) * engines / seconds_per_request / target_s;
-    if (turned_away_recently) load.headroom_rps = 0;
+    load.has_capacity = model_has_capacity(state, model);
+    if (turned_away_recently || !load.has_capacity) load.headroom_rps = 0;
     report.models.push_back(std::move(load));
   }
   return report;
@@ -117,11 +135,14 @@ nlohmann::json to_json(const LoadReport& report) {
     for (const ClassLoad& c : load.classes) {
       classes[c.slo_class] = {{"queued", c.queued}, {"running", c.running}};
     }
-    models[load.model] = {
-        {"tier", load.tier},         {"queued", load.queued},
-        {"running", load.running},   {"predicted_wait_ms", load.predicted_wait_ms},
-        {"kv_usage", load.kv_usage}, {"headroom_rps", load.headroom_rps},
-        {"classes", classes}};
+    models[load.model] = {{"tier", load.tier},
+                          {"queued", load.queued},
+                          {"running", load.running},
+                          {"predicted_wait_ms", load.predicted_wait_ms},
+                          {"kv_usage", load.kv_usage},
+                          {"headroom_rps", load.headroom_rps},
+                          {"has_capacity", load.has_capacity},
+                          {"classes", classes}};
   }
   nlohmann::json gang = {{"phase", report.gang_phase}};
   gang["since_s"] = report.gang_since_s ? nlohmann::json(*report.gang_since_s) : nlohmann::json();
@@ -130,6 +151,7 @@ nlohmann::json to_json(const LoadReport& report) {
   gang["lease_expected_ms"] = report.lease_expected_ms;
   return {{"at_s", to_seconds(report.at)},
           {"live_requests", report.live_requests},
+          {"ttft_target_ms", report.ttft_target_ms},
           {"models", models},
           {"gang", gang},
           {"overload",

@@ -35,6 +35,9 @@ struct ModelLoad {
   // before a new request's predicted wait reaches the tightest TTFT target it serves (0 when
   // it already does): where a router should send more, and where less.
   double headroom_rps = 0;
+  // Whether the node can run the model at all now (false: every engine it runs on is lost, and
+  // its requests are rejected no_capacity).
+  bool has_capacity = true;
   std::vector<ClassLoad> classes;
 };
 
@@ -54,6 +57,9 @@ struct LoadReport {
   double overload_pressure = 0;
   // The ladder's weight shift: the factor on the large model's arbiter weight (1: configured).
   double large_weight_factor = 1.0;
+  // The tightest TTFT target the node serves, which headroom and the ladder's pressure are
+  // measured against.
+  double ttft_target_ms = 0;
   int64_t live_requests = 0;
 };
 

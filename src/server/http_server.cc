@@ -102,6 +102,16 @@ HttpServer::HttpServer(const Scenario& scenario, const ServerConfig& config, con
   acceptor_.bind(endpoint);
   acceptor_.listen(asio::socket_base::max_listen_connections);
   port_ = acceptor_.local_endpoint().port();
+  if (config_.agent_port) {
+    try {
+      agent_ = std::make_unique<AgentCheck>(threads_[0]->io, endpoint.address(),
+                                            *config_.agent_port, *loop_, context_.draining, log_);
+    } catch (const boost::system::system_error& error) {
+      throw InputError::at("", std::nullopt, "server.agent_port",
+                           "cannot listen on " + config_.host + ":" +
+                               std::to_string(*config_.agent_port) + ": " + error.code().message());
+    }
+  }
 }
 
 HttpServer::~HttpServer() {
@@ -148,6 +158,7 @@ int HttpServer::run() {
                           {"policy", scenario_.policy.name}});
   accept_retry_ = std::make_unique<asio::steady_timer>(threads_[0]->io);
   accept();
+  if (agent_) agent_->start();
   run_network_thread(*threads_[0]);
   guards.clear();
   for (size_t i = 1; i < threads_.size(); ++i) {
@@ -274,6 +285,7 @@ void HttpServer::finish_shutdown() {
   error_code ignored;
   acceptor_.close(ignored);
   if (accept_retry_) accept_retry_->cancel();
+  if (agent_) agent_->close();
   if (signals_) signals_->cancel(ignored);
   // Each thread closes its idle connections and lets the others finish their last write; the
   // answers of the last requests went out with the events the loop posted before this.

@@ -27,6 +27,7 @@
 #include "config/scenario.h"
 #include "config/server_config.h"
 #include "engine/wall_clock.h"
+#include "server/agent_check.h"
 #include "server/connection_admission.h"
 #include "server/log.h"
 #include "server/openai_request.h"
@@ -67,6 +68,8 @@ class HttpServer {
 
   // The bound port (the chosen one when config.port was 0).
   uint16_t port() const { return port_; }
+  // The agent-check port (agent_check.h); 0 without one.
+  uint16_t agent_port() const { return agent_ ? agent_->port() : 0; }
 
   // Open connections within the limits, and in the probe reserve (thread-safe).
   int64_t served_connections() const { return admission_.served(); }
@@ -116,6 +119,7 @@ class HttpServer {
   // Waits before the next accept after one failed (say, out of file descriptors), so that a
   // failing accept does not spin.
   std::unique_ptr<boost::asio::steady_timer> accept_retry_;
+  std::unique_ptr<AgentCheck> agent_;
   uint16_t port_ = 0;
   size_t next_thread_ = 0;
   uint64_t next_connection_id_ = 1;

@@ -10,6 +10,7 @@
 
 #include "sched/load_report.h"
 #include "sched/policy_registry.h"
+#include "sim/cluster_agent_reply.h"
 #include "sim/fault_spec.h"
 
 namespace gangway {
@@ -148,6 +149,13 @@ void SchedulerLoop::query(LoopQuery query, std::shared_ptr<StreamSink> sink) {
     event.payload->keep = sink;
     event.payload->reply_body = render_query(query, now);
     send(std::move(event));
+  });
+}
+
+void SchedulerLoop::agent_answer(std::function<void(std::string)> reply) {
+  post([this, reply = std::move(reply)](Time now) {
+    reply(agent_line(agent_reply(compute_load_report(scheduler_->state(), now), draining_,
+                                 AgentReplyOptions())));
   });
 }
 

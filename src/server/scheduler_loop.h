@@ -70,6 +70,9 @@ class SchedulerLoop {
   void submit(Submission submission);
   void cancel(std::shared_ptr<StreamSink> sink);
   void query(LoopQuery query, std::shared_ptr<StreamSink> sink);
+  // The agent check's answer line (sim/cluster_agent_reply.h) from the load report now, handed
+  // to `reply` on the loop's thread.
+  void agent_answer(std::function<void(std::string)> reply);
   void begin_drain(Duration grace, std::function<void()> on_drained);
   // Stops every live request now (a second SIGTERM) and then calls the drain callback.
   void stop_requests();

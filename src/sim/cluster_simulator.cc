@@ -96,34 +96,39 @@ void ClusterSimulator::route_next_arrival() {
   const bool counted = measured(item.spec.arrival);
   if (counted) metrics_.on_arrival(item.spec.model, item.spec.slo_class);
   if (series_) series_->on_arrival(item.spec.arrival, item.spec.slo_class);
-  const size_t first = router_.pick(item.spec, schedulers_, now_);
-  if (counted) ++first_choice_[first];
-  NodeDriver& first_node = *drivers_[first];
-  const SubmitResult submitted = first_node.submit(item, now_);
-  std::optional<Reason> busy;
-  if (!submitted.accepted) {
-    for (const RequestRecord& record : first_node.scheduler().effects().finished) {
-      if (record.id == item.spec.id && retry_elsewhere(record.reason)) busy = record.reason;
+  size_t node = router_.pick(item.spec, schedulers_, now_);
+  if (counted) ++first_choice_[node];
+  // Each attempt goes to another node than the one that just rejected it, as long as the
+  // rejection is one a balancer retries and attempts are left.
+  for (int attempt = 0;; ++attempt) {
+    NodeDriver& driver = *drivers_[node];
+    const SubmitResult submitted = driver.submit(item, now_);
+    std::optional<Reason> busy;
+    if (!submitted.accepted) {
+      for (const RequestRecord& record : driver.scheduler().effects().finished) {
+        if (record.id == item.spec.id && balancer_retries(record.reason)) busy = record.reason;
+      }
     }
-  }
-  const std::optional<size_t> other = busy && cluster_.spillover
-                                          ? router_.pick_other(item.spec, schedulers_, first, now_)
-                                          : std::nullopt;
-  if (other) {
-    retrying_ = item.spec.id;
-    first_node.after_event(now_);
-    retrying_.reset();
-    const SubmitResult retried = drivers_[*other]->submit(item, now_);
-    drivers_[*other]->after_event(now_);
-    if (counted) {
+    if (attempt > 0 && counted) {
       ++spillover_.retried;
-      ++spillover_.retried_by_reason[static_cast<size_t>(*busy)];
-      ++retries_received_[*other];
-      ++(retried.accepted ? spillover_.admitted_elsewhere : spillover_.rejected_again);
+      ++spillover_.retried_by_reason[static_cast<size_t>(*previous_rejection_)];
+      ++retries_received_[node];
+      ++(submitted.accepted ? spillover_.admitted_elsewhere : spillover_.rejected_again);
     }
-  } else {
-    first_node.after_event(now_);
-    if (busy && counted) ++spillover_.not_retried;
+    const std::optional<size_t> other = busy && cluster_.spillover && attempt < cluster_.retries
+                                            ? router_.pick_other(item.spec, schedulers_, node, now_)
+                                            : std::nullopt;
+    if (!other) {
+      driver.after_event(now_);
+      if (busy && counted && attempt == 0) ++spillover_.not_retried;
+      break;
+    }
+    // The rejection is not the request's outcome: the balancer sends it on.
+    retrying_ = item.spec.id;
+    driver.after_event(now_);
+    retrying_.reset();
+    previous_rejection_ = busy;
+    node = *other;
   }
   arrivals_.schedule_next(now_, events_);
 }

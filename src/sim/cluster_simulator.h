@@ -2,13 +2,14 @@
 // spillover (docs/overload.md#several-nodes). Each node is its own scheduler core (the same node
 // and configuration, its own gang policy instance) driven by a NodeDriver; all share one event
 // list. Each arrival goes to the node the ClusterRouter picks; a request that node rejects with
-// a retry-elsewhere reason (retry_elsewhere(): queue full, deadline unmeetable, shed, ...) is
-// sent once to another node, at the same instant, if spillover is on. The scenario's faults are
-// injected on node 0 only.
+// a reason a balancer retries (balancer_retries(): queue full, deadline unmeetable, shed, ...)
+// is sent to another node, at the same instant, if spillover is on, up to `retries` times (each
+// time to another node than the one that just rejected it). The scenario's faults are injected
+// on node 0 only.
 //
 // Every request that arrives ends in exactly one terminal outcome across the nodes: the cluster
 // metrics count each once, by its last outcome; a node's metrics count every request submitted
-// to it (a retried request at both nodes).
+// to it (a retried request at every node it was sent to).
 #pragma once
 
 #include <array>
@@ -28,15 +29,16 @@ namespace gangway {
 
 // Counted for requests arriving in the measurement window.
 struct SpilloverCounters {
-  // Rejected by their first node with a retry-elsewhere reason and sent to another node.
+  // Attempts after a rejection with a reason a balancer retries: each sent to another node
+  // (a request retried twice counts twice).
   int64_t retried = 0;
-  // Of those: accepted by the second node; rejected there too.
+  // Of those: accepted by that node; rejected there too.
   int64_t admitted_elsewhere = 0;
   int64_t rejected_again = 0;
-  // Rejected with a retry-elsewhere reason and not retried (spillover off, or a second rejection
-  // counts in rejected_again instead).
+  // Requests rejected by their first node with a retry-elsewhere reason and not retried at all
+  // (spillover off, or one node); a rejection after a retry counts in rejected_again instead.
   int64_t not_retried = 0;
-  // The first node's rejection reason of each retried request, by Reason value.
+  // The rejection reason each retry followed, by Reason value.
   std::array<int64_t, kReasonCount> retried_by_reason{};
 };
 
@@ -84,8 +86,10 @@ class ClusterSimulator {
   std::vector<const Scheduler*> schedulers_;
   ClusterRouter router_;
   Time now_;
-  // A rejection being retried elsewhere: its record at the first node is not the cluster's.
+  // A rejection being retried elsewhere: its record at the node is not the cluster's.
   std::optional<RequestId> retrying_;
+  // The reason of the rejection the attempt being made follows.
+  std::optional<Reason> previous_rejection_;
   std::optional<TimeSeries> series_;
   int64_t events_processed_ = 0;
   int64_t requests_ = 0;

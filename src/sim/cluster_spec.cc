@@ -10,8 +10,14 @@ const char* to_string(ClusterRouterKind kind) {
       return "least-loaded";
     case ClusterRouterKind::kLoadReport:
       return "load-report";
+    case ClusterRouterKind::kAgentCheck:
+      return "agent-check";
   }
   return "?";
+}
+
+bool balancer_retries(Reason reason) {
+  return retry_elsewhere(reason) && reason != Reason::kRateLimited;
 }
 
 }  // namespace gangway

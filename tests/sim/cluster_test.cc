@@ -81,7 +81,7 @@ TEST(Cluster, SameSeedGivesTheSameRun) {
 TEST(Cluster, EveryRequestEndsOnceAcrossNodesWithEveryRouter) {
   for (const ClusterRouterKind router :
        {ClusterRouterKind::kRoundRobin, ClusterRouterKind::kLeastLoaded,
-        ClusterRouterKind::kLoadReport}) {
+        ClusterRouterKind::kLoadReport, ClusterRouterKind::kAgentCheck}) {
     SCOPED_TRACE(to_string(router));
     // Overloaded (1.5x the cluster's capacity), with a GPU of node 0 lost for a while.
     Scenario scenario = peak_cluster(2, router, 3.5, 4);
@@ -121,6 +121,49 @@ TEST(Cluster, AnOverloadedNodeSpillsToTheOthers) {
             without.total.metrics.total().rejected() - with.spillover.admitted_elsewhere / 2);
   EXPECT_GT(with.total.metrics.total().slo_met(),
             without.total.metrics.total().slo_met() + with.spillover.admitted_elsewhere / 2);
+}
+
+TEST(Cluster, AgentWeightsSendLessToANodeWithAPinnedHotTenant) {
+  // Three nodes at 1.5x their capacity together; a third of the arrivals pinned to node 0 (the
+  // way a balancer pins a tenant). Round robin still gives node 0 a third of the rest; the
+  // agent-check weights (what each node's agent answers, polled every 250 ms) give it less.
+  Scenario scenario = peak_cluster(3, ClusterRouterKind::kRoundRobin, 4.5, 4);
+  scenario.cluster->pinned_share = 1.0 / 3;
+  const ClusterResult round_robin = simulate_cluster(scenario);
+  scenario.cluster->router = ClusterRouterKind::kAgentCheck;
+  const ClusterResult agent = simulate_cluster(scenario);
+  expect_every_request_ended_once(agent);
+  const auto rest_to_node0 = [](const ClusterResult& result) {
+    int64_t first = 0;
+    for (const ClusterNodeResult& node : result.nodes) first += node.first_choice;
+    // node 0's first choices beyond the pinned third, over the unpinned two thirds.
+    return (static_cast<double>(result.nodes[0].first_choice) - first / 3.0) / (first * 2 / 3.0);
+  };
+  EXPECT_NEAR(rest_to_node0(round_robin), 1.0 / 3, 0.05);
+  EXPECT_LT(rest_to_node0(agent), 0.2);
+}
+
+TEST(Cluster, RetriesGoToAnotherNodeUpToTheLimit) {
+  // Everything pinned to node 0 of three at 3x one node's capacity: node 0 rejects, and each
+  // rejection may be sent on up to `retries` times, each time to another node than the last.
+  Scenario scenario = peak_cluster(3, ClusterRouterKind::kAgentCheck, 3.0, 4);
+  scenario.cluster->pinned_share = 1.0;
+  scenario.cluster->retries = 1;
+  const ClusterResult once = simulate_cluster(scenario);
+  expect_every_request_ended_once(once);
+  scenario.cluster->retries = 3;
+  const ClusterResult thrice = simulate_cluster(scenario);
+  expect_every_request_ended_once(thrice);
+  EXPECT_GT(once.spillover.retried, 0);
+  EXPECT_GE(thrice.spillover.retried, once.spillover.retried);
+  EXPECT_LE(thrice.total.metrics.total().rejected(), once.total.metrics.total().rejected());
+  EXPECT_EQ(thrice.nodes[0].retries_received + thrice.nodes[1].retries_received +
+                thrice.nodes[2].retries_received,
+            thrice.spillover.retried);
+  scenario.cluster->retries = 0;
+  const ClusterResult never = simulate_cluster(scenario);
+  EXPECT_EQ(never.spillover.retried, 0);
+  EXPECT_GT(never.spillover.not_retried, 0);
 }
 
 TEST(Cluster, OneNodeIsTheSingleNodeSimulator) {
