@@ -169,7 +169,7 @@ class Balancer:
     """HAProxy on loopback with the configuration render_config.py writes for the nodes."""
 
     def __init__(self, nodes, workdir, agent=True, check_interval="200ms",
-                 agent_interval="100ms", retries=3, pins=()):
+                 agent_interval="100ms", retries=3, pins=(), maxconn=1500):
         self.port, self.stats_port = free_ports(2)
         self.socket_path = os.path.join(workdir, "haproxy.sock")
         self.config_path = os.path.join(workdir, "haproxy.cfg")
@@ -179,7 +179,7 @@ class Balancer:
             bind=f"{LOCALHOST}:{self.port}", stats_bind=f"{LOCALHOST}:{self.stats_port}",
             check=check_interval, agent_interval=agent_interval, agent=agent, retries=retries,
             pins=pins, stats_socket=self.socket_path, log="stderr format raw local0 info",
-            maxconn=4000)
+            maxconn=maxconn)
         with open(self.config_path, "w") as f:
             f.write(text)
         self.process = None
@@ -192,10 +192,11 @@ class Balancer:
         binary = haproxy_binary()
         if not binary:
             raise RuntimeError("haproxy is not installed (scripts/setup.sh installs it)")
-        check = subprocess.run([binary, "-c", "-q", "-f", self.config_path],
+        check = subprocess.run([binary, "-c", "-f", self.config_path],
                                capture_output=True, text=True, timeout=30)
         if check.returncode != 0:
-            raise RuntimeError("haproxy -c rejected the configuration:\n" + check.stderr)
+            raise RuntimeError("haproxy -c rejected the configuration:\n" + check.stdout
+                               + check.stderr)
         if os.path.exists(self.socket_path):
             os.unlink(self.socket_path)
         self.log = open(self.log_path, "ab")
@@ -261,9 +262,12 @@ class Balancer:
 
 @contextlib.contextmanager
 def loopback_cluster(binary, scenario, count, agent=True, check_interval="200ms",
-                     agent_interval="100ms", retries=3, pins=(), node_args=(), keep=None):
+                     agent_interval="100ms", retries=3, pins=(), node_args=(), keep=None,
+                     maxconn=1500):
     """Starts `count` nodes of `scenario` and HAProxy in front of them; yields (nodes, balancer)
-    once every node is UP there; stops everything on exit. Logs stay in `keep` if given."""
+    once every node is UP there; stops everything on exit. Logs stay in `keep` if given.
+    `maxconn`: HAProxy's, which needs about twice as many descriptors (the machine's hard limit
+    must allow them)."""
     workdir = keep or tempfile.mkdtemp(prefix="gangway-cluster-")
     os.makedirs(workdir, exist_ok=True)
     nodes = []
@@ -272,7 +276,7 @@ def loopback_cluster(binary, scenario, count, agent=True, check_interval="200ms"
         for i in range(count):
             nodes.append(Node(binary, scenario, workdir, i + 1, extra_args=node_args).start())
         balancer = Balancer(nodes, workdir, agent, check_interval, agent_interval, retries,
-                            pins).start()
+                            pins, maxconn).start()
         balancer.wait_all_up(count)
         yield nodes, balancer
     finally:

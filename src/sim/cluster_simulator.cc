@@ -24,11 +24,8 @@ ClusterSimulator::ClusterSimulator(const NodeSpec& node, const SchedulerOptions&
     driver.node = static_cast<uint16_t>(i);
     drivers_.push_back(std::make_unique<NodeDriver>(node, scheduler_options, make_policy(), nullptr,
                                                     events_, driver));
-    drivers_.back()->set_finished_sink([this](const RequestRecord& record) {
-      if (retrying_ && *retrying_ == record.id) return;
-      if (measured(record.arrival)) metrics_.on_finished(record);
-      if (series_) series_->on_finished(record);
-    });
+    drivers_.back()->set_finished_sink(
+        [this, i](const RequestRecord& record) { on_finished(static_cast<size_t>(i), record); });
     schedulers_.push_back(&drivers_.back()->scheduler());
   }
 }
@@ -58,6 +55,7 @@ ClusterResult ClusterSimulator::run() {
       NodeDriver& driver = *drivers_.at(event.node);
       driver.handle(event, now_);
       driver.after_event(now_);
+      send_on_rejections();
     }
     if (series_) sample_series();
     if (!arrivals_.pending() && all_idle()) break;
@@ -90,46 +88,61 @@ void ClusterSimulator::sample_series() {
   series_->sample(now_, queued, live);
 }
 
+void ClusterSimulator::on_finished(size_t node, const RequestRecord& record) {
+  const auto found = in_flight_.find(record.id.value());
+  if (found != in_flight_.end()) {
+    Attempt& attempt = found->second;
+    // Rejected or dropped before its first token with a reason a balancer retries: the
+    // balancer sends it on (below, at this same instant) and this is not its outcome.
+    const bool busy = record.outcome != Outcome::kCompleted && !record.first_token &&
+                      balancer_retries(record.reason);
+    if (busy && cluster_.spillover && drivers_.size() > 1 && attempt.sent_on < cluster_.retries) {
+      to_send_on_.push_back({record.id, node, record.reason});
+      return;
+    }
+    if (busy && attempt.counted && attempt.sent_on == 0) ++spillover_.not_retried;
+    in_flight_.erase(found);
+  }
+  if (measured(record.arrival)) metrics_.on_finished(record);
+  if (series_) series_->on_finished(record);
+}
+
+void ClusterSimulator::send_on_rejections() {
+  // Sending one on may turn others away (a shed), which join the list.
+  while (!to_send_on_.empty()) {
+    const Rejection rejection = to_send_on_.front();
+    to_send_on_.pop_front();
+    Attempt& attempt = in_flight_.at(rejection.id.value());
+    const std::optional<size_t> other =
+        router_.pick_other(attempt.item.spec, schedulers_, rejection.node, now_);
+    ++attempt.sent_on;
+    if (attempt.counted) {
+      ++spillover_.retried;
+      ++spillover_.retried_by_reason[static_cast<size_t>(rejection.reason)];
+      ++retries_received_[*other];
+    }
+    NodeDriver& driver = *drivers_[*other];
+    const SubmitResult submitted = driver.submit(attempt.item, now_);
+    if (attempt.counted) {
+      ++(submitted.accepted ? spillover_.admitted_elsewhere : spillover_.rejected_again);
+    }
+    driver.after_event(now_);
+  }
+}
+
 void ClusterSimulator::route_next_arrival() {
   const WorkloadItem item = arrivals_.take();
   ++requests_;
   const bool counted = measured(item.spec.arrival);
   if (counted) metrics_.on_arrival(item.spec.model, item.spec.slo_class);
   if (series_) series_->on_arrival(item.spec.arrival, item.spec.slo_class);
-  size_t node = router_.pick(item.spec, schedulers_, now_);
+  const size_t node = router_.pick(item.spec, schedulers_, now_);
   if (counted) ++first_choice_[node];
-  // Each attempt goes to another node than the one that just rejected it, as long as the
-  // rejection is one a balancer retries and attempts are left.
-  for (int attempt = 0;; ++attempt) {
-    NodeDriver& driver = *drivers_[node];
-    const SubmitResult submitted = driver.submit(item, now_);
-    std::optional<Reason> busy;
-    if (!submitted.accepted) {
-      for (const RequestRecord& record : driver.scheduler().effects().finished) {
-        if (record.id == item.spec.id && balancer_retries(record.reason)) busy = record.reason;
-      }
-    }
-    if (attempt > 0 && counted) {
-      ++spillover_.retried;
-      ++spillover_.retried_by_reason[static_cast<size_t>(*previous_rejection_)];
-      ++retries_received_[node];
-      ++(submitted.accepted ? spillover_.admitted_elsewhere : spillover_.rejected_again);
-    }
-    const std::optional<size_t> other = busy && cluster_.spillover && attempt < cluster_.retries
-                                            ? router_.pick_other(item.spec, schedulers_, node, now_)
-                                            : std::nullopt;
-    if (!other) {
-      driver.after_event(now_);
-      if (busy && counted && attempt == 0) ++spillover_.not_retried;
-      break;
-    }
-    // The rejection is not the request's outcome: the balancer sends it on.
-    retrying_ = item.spec.id;
-    driver.after_event(now_);
-    retrying_.reset();
-    previous_rejection_ = busy;
-    node = *other;
-  }
+  in_flight_.emplace(item.spec.id.value(), Attempt{item, 0, counted});
+  NodeDriver& driver = *drivers_[node];
+  driver.submit(item, now_);
+  driver.after_event(now_);
+  send_on_rejections();
   arrivals_.schedule_next(now_, events_);
 }
 

@@ -1,11 +1,12 @@
 // Several nodes behind a router model, in one deterministic virtual-time simulation, to study
 // spillover (docs/overload.md#several-nodes). Each node is its own scheduler core (the same node
 // and configuration, its own gang policy instance) driven by a NodeDriver; all share one event
-// list. Each arrival goes to the node the ClusterRouter picks; a request that node rejects with
-// a reason a balancer retries (balancer_retries(): queue full, deadline unmeetable, shed, ...)
-// is sent to another node, at the same instant, if spillover is on, up to `retries` times (each
-// time to another node than the one that just rejected it). The scenario's faults are injected
-// on node 0 only.
+// list. Each arrival goes to the node the ClusterRouter picks. A request that a node turns away
+// before its first token with a reason a balancer retries (balancer_retries(): queue full,
+// deadline unmeetable, shed, ...), whether at arrival or later from its queue (a shed), is sent
+// to another node at that instant if spillover is on, up to `retries` times, each time to
+// another node than the one that just turned it away: what HAProxy does with a 503 that comes
+// before any output. The scenario's faults are injected on node 0 only.
 //
 // Every request that arrives ends in exactly one terminal outcome across the nodes: the cluster
 // metrics count each once, by its last outcome; a node's metrics count every request submitted
@@ -14,9 +15,11 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "sim/arrival_feed.h"
@@ -29,8 +32,9 @@ namespace gangway {
 
 // Counted for requests arriving in the measurement window.
 struct SpilloverCounters {
-  // Attempts after a rejection with a reason a balancer retries: each sent to another node
-  // (a request retried twice counts twice).
+  // Attempts after a rejection (at arrival or from a queue, before the first token) with a
+  // reason a balancer retries: each sent to another node (a request retried twice counts
+  // twice).
   int64_t retried = 0;
   // Of those: accepted by that node; rejected there too.
   int64_t admitted_elsewhere = 0;
@@ -72,7 +76,21 @@ class ClusterSimulator {
   const Scheduler& scheduler(size_t node) const { return drivers_[node]->scheduler(); }
 
  private:
+  // A request on its way through the cluster: what to send again, and how often it was.
+  struct Attempt {
+    WorkloadItem item;
+    int sent_on = 0;
+    bool counted = false;  // arrived in the measurement window
+  };
+  struct Rejection {
+    RequestId id;
+    size_t node = 0;
+    Reason reason = Reason::kNone;
+  };
   void route_next_arrival();
+  // A node's record of a request: its outcome, or a rejection to send on.
+  void on_finished(size_t node, const RequestRecord& record);
+  void send_on_rejections();
   bool measured(Time arrival) const { return arrival >= Time::zero() + options_.warmup; }
   bool all_idle() const;
   void sample_series();
@@ -86,10 +104,10 @@ class ClusterSimulator {
   std::vector<const Scheduler*> schedulers_;
   ClusterRouter router_;
   Time now_;
-  // A rejection being retried elsewhere: its record at the node is not the cluster's.
-  std::optional<RequestId> retrying_;
-  // The reason of the rejection the attempt being made follows.
-  std::optional<Reason> previous_rejection_;
+  // Requests that have not ended yet, by id.
+  std::unordered_map<uint64_t, Attempt> in_flight_;
+  // Rejections to send on at the current instant, in the order they happened.
+  std::deque<Rejection> to_send_on_;
   std::optional<TimeSeries> series_;
   int64_t events_processed_ = 0;
   int64_t requests_ = 0;

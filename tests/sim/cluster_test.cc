@@ -115,19 +115,20 @@ TEST(Cluster, AnOverloadedNodeSpillsToTheOthers) {
   expect_every_request_ended_once(without);
   EXPECT_EQ(without.spillover.retried, 0);
   EXPECT_GT(without.spillover.not_retried, 0);
-  // Spillover turns node 0's rejections with a retry-elsewhere reason into served requests, most
-  // of them on time. (Its other rejections, batch work shed by the overload ladder, stay.)
-  EXPECT_LT(with.total.metrics.total().rejected(),
-            without.total.metrics.total().rejected() - with.spillover.admitted_elsewhere / 2);
+  // Spillover turns many of node 0's rejections (at arrival, or shed from its queue before a
+  // first token) into served requests, most of them on time. Not all: batch work sent on may be
+  // shed again on node 1, which runs the large model's gang most of the time.
+  const uint64_t rejected_alone = without.total.metrics.total().rejected();
+  EXPECT_LT(with.total.metrics.total().rejected(), rejected_alone * 3 / 4);
   EXPECT_GT(with.total.metrics.total().slo_met(),
-            without.total.metrics.total().slo_met() + with.spillover.admitted_elsewhere / 2);
+            without.total.metrics.total().slo_met() + rejected_alone / 4);
 }
 
 TEST(Cluster, AgentWeightsSendLessToANodeWithAPinnedHotTenant) {
   // Three nodes at 1.5x their capacity together; a third of the arrivals pinned to node 0 (the
   // way a balancer pins a tenant). Round robin still gives node 0 a third of the rest; the
   // agent-check weights (what each node's agent answers, polled every 250 ms) give it less.
-  Scenario scenario = peak_cluster(3, ClusterRouterKind::kRoundRobin, 4.5, 4);
+  Scenario scenario = peak_cluster(3, ClusterRouterKind::kRoundRobin, 4.5, 2.5);
   scenario.cluster->pinned_share = 1.0 / 3;
   const ClusterResult round_robin = simulate_cluster(scenario);
   scenario.cluster->router = ClusterRouterKind::kAgentCheck;
@@ -140,13 +141,13 @@ TEST(Cluster, AgentWeightsSendLessToANodeWithAPinnedHotTenant) {
     return (static_cast<double>(result.nodes[0].first_choice) - first / 3.0) / (first * 2 / 3.0);
   };
   EXPECT_NEAR(rest_to_node0(round_robin), 1.0 / 3, 0.05);
-  EXPECT_LT(rest_to_node0(agent), 0.2);
+  EXPECT_LT(rest_to_node0(agent), 0.2) << rest_to_node0(agent);
 }
 
 TEST(Cluster, RetriesGoToAnotherNodeUpToTheLimit) {
   // Everything pinned to node 0 of three at 3x one node's capacity: node 0 rejects, and each
   // rejection may be sent on up to `retries` times, each time to another node than the last.
-  Scenario scenario = peak_cluster(3, ClusterRouterKind::kAgentCheck, 3.0, 4);
+  Scenario scenario = peak_cluster(3, ClusterRouterKind::kAgentCheck, 3.0, 2.5);
   scenario.cluster->pinned_share = 1.0;
   scenario.cluster->retries = 1;
   const ClusterResult once = simulate_cluster(scenario);
