@@ -63,15 +63,17 @@ backend gangway_nodes
     option httpchk GET /ready
     http-check expect status 200
     timeout check 2s
-    # A request a node turns away with 503 (queue_full, deadline_unmeetable, shed, no_capacity,
-    # draining, engine_failed, driver_stopped: it never started) goes to another node, as does
-    # one whose connection failed or whose node closed it without a byte of answer (a node that
-    # died). Never retried: 4xx answers (400 bad request, 404, 429 rate limited: "retry here
-    # later"), 504 deadline_expired, and every answer whose status line went out: a stream that
-    # started is never sent twice.
-    retry-on conn-failure empty-response 503
+    # Sent to another node: a request a node turns away with 503 (queue_full,
+    # deadline_unmeetable, shed, no_capacity, draining, engine_failed, driver_stopped,
+    # too_many_connections: before its first token) or 500 (internal_error: the node failed on
+    # it and did not run it), one whose connection failed, and one whose node closed it without
+    # a byte of answer (a node that died): gangway's "retry elsewhere" answers. Never retried:
+    # 4xx answers (400 bad request, 404, 408, 413, 429 rate limited: "retry here later"), 501,
+    # 504 deadline_expired, and every answer whose status line went out: a stream that started
+    # is never sent twice.
+    retry-on conn-failure empty-response 500 503
     retries {retries}
-    # Every retry goes to another node than the one that just answered 503.
+    # Every retry goes to another node than the one that just turned the request away.
     option redispatch 1
 {pins}\
     # Health check on /ready every {check}, down after 2 failures, up after 2 passes; three

@@ -22,6 +22,7 @@ Exit 0 on success, 1 on a failed check (the message says which), 77 when haproxy
 
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -307,6 +308,17 @@ def case_config(binary, workdir):
             balancer.stop()
 
 
+def retry_elsewhere_statuses():
+    """The statuses of docs/server.md's error table whose router action sends the request to
+    another node ("retry elsewhere", "send to another node")."""
+    with open(os.path.join(HERE, "..", "..", "docs", "server.md")) as f:
+        rows = [line.split("|")[1:-1] for line in f if re.match(r"\| [0-9]{3}\b", line)]
+    statuses = {int(row[0].split()[0]) for row in rows
+                if "retry elsewhere" in row[-1] or "another node" in row[-1]}
+    check(statuses, "docs/server.md's error table names statuses to retry elsewhere")
+    return statuses
+
+
 def case_deploy(binary, workdir):
     shipped_path = os.path.join(HERE, "..", "..", "deploy", "haproxy", "haproxy.cfg")
     with open(shipped_path) as f:
@@ -314,6 +326,12 @@ def case_deploy(binary, workdir):
     rendered = loopback.render_config.render(loopback.render_config.EXAMPLE_NODES)
     check(shipped == rendered, "deploy/haproxy/haproxy.cfg is render_config.py's output for its "
                                "example nodes (regenerate it with the command in its header)")
+    retried = retry_elsewhere_statuses()
+    retry_on = next(line.split()[1:] for line in shipped.splitlines()
+                    if line.strip().startswith("retry-on "))
+    listed = {int(word) for word in retry_on if word.isdigit()}
+    check(listed == retried, f"HAProxy retries exactly the statuses docs/server.md says to send "
+                             f"to another node ({sorted(listed)} against {sorted(retried)})")
     out = subprocess.run([loopback.haproxy_binary(), "-c", "-f", shipped_path],
                          capture_output=True, text=True, timeout=30)
     check(out.returncode == 0, f"haproxy -c accepts the shipped configuration: "
