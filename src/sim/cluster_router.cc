@@ -42,7 +42,14 @@ std::optional<size_t> ClusterRouter::pick_other(const RequestSpec& request,
                                                 std::span<const Scheduler* const> nodes,
                                                 size_t rejected_at, Time now) {
   if (nodes.size() < 2) return std::nullopt;
-  if (spec_.router == ClusterRouterKind::kRoundRobin) return (rejected_at + 1) % nodes.size();
+  if (spec_.router == ClusterRouterKind::kRoundRobin) {
+    // HAProxy's redispatch asks its balancing algorithm again: the next node in the rotation
+    // that new requests share, skipping the one that turned the request away (so the retries
+    // of a hot node spread over all the others rather than all landing on its neighbour).
+    size_t next = next_round_robin_++ % nodes.size();
+    if (next == rejected_at) next = next_round_robin_++ % nodes.size();
+    return next;
+  }
   if (spec_.router == ClusterRouterKind::kAgentCheck) {
     poll_agents(nodes, now);
     return weighted_round_robin(rejected_at);

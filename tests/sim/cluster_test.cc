@@ -144,6 +144,22 @@ TEST(Cluster, AgentWeightsSendLessToANodeWithAPinnedHotTenant) {
   EXPECT_LT(rest_to_node0(agent), 0.2) << rest_to_node0(agent);
 }
 
+TEST(Cluster, RoundRobinRetriesSpreadOverTheOtherNodes) {
+  // Everything pinned to node 0 of three, plain round robin: HAProxy's redispatch asks the
+  // rotation again, so node 0's rejections go to nodes 1 and 2 alike, not all to node 1.
+  Scenario scenario = peak_cluster(3, ClusterRouterKind::kRoundRobin, 3.0, 2.5);
+  scenario.cluster->pinned_share = 1.0;
+  scenario.cluster->retries = 1;
+  const ClusterResult result = simulate_cluster(scenario);
+  expect_every_request_ended_once(result);
+  const int64_t to_1 = result.nodes[1].retries_received;
+  const int64_t to_2 = result.nodes[2].retries_received;
+  ASSERT_GT(to_1 + to_2, 100);
+  EXPECT_EQ(result.nodes[0].retries_received, 0);
+  EXPECT_NEAR(static_cast<double>(to_1) / static_cast<double>(to_1 + to_2), 0.5, 0.1)
+      << to_1 << " against " << to_2;
+}
+
 TEST(Cluster, RetriesGoToAnotherNodeUpToTheLimit) {
   // Everything pinned to node 0 of three at 3x one node's capacity: node 0 rejects, and each
   // rejection may be sent on up to `retries` times, each time to another node than the last.
