@@ -1,6 +1,6 @@
 // The scheduler core's decision path: how long one event (an arrival, or an iteration finishing
 // on a GPU) takes to process, including the decision pass it triggers, with 8 GPUs busy and
-// 10,000 requests queued. DESIGN.md's target: p99 under 10 us.
+// 10,000 requests queued. The target: p99 under 10 us.
 //
 // Each benchmark times every event on its own (steady_clock around the call; this is a driver,
 // which may read clocks) and reports the p50, p99 and max as counters besides Google
@@ -130,8 +130,8 @@ BENCHMARK(BM_ArrivalWith10kQueued)
     ->Unit(benchmark::kMicrosecond);
 
 // Overload: an interactive request arrives at a node whose queues hold 10k batch requests, far
-// more than 200 ms can clear; admission predicts its TTFT on every replica and rejects it. The
-// issue asks that every rejection be decided within the scheduling-decision budget (10 us).
+// more than 200 ms can clear; admission predicts its TTFT on every replica and rejects it. A
+// rejection is decided within the scheduling-decision budget (10 us) like any other event.
 void BM_RejectionAtOverload(benchmark::State& state) {
   Node node("gangway", /*admission=*/true);
   node.load(kQueued);

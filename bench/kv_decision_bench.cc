@@ -3,7 +3,7 @@
 // and 10,000 requests queued, every one of them with a prefix some GPU holds. An arrival is
 // routed by predicted TTFT (a prefix lookup and a TTFT estimate on each of the 8 replicas); an
 // iteration's completion admits requests with prefix hits (references taken, blocks published,
-// cached blocks evicted). The target: p99 under 10 us per event. Admission control is
+// cached blocks evicted). The target: p99 under 10 us per event. Admission control is
 // off, as in decision_bench.cc: with it, a 10k-deep queue turns most arrivals away (the
 // rejection path has its own benchmark there), and the backlog would not form.
 //

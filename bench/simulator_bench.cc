@@ -1,5 +1,5 @@
 // Simulator throughput on the default peak scenario (examples/peak-mixed.yaml): events per
-// wall-clock second and simulated seconds per wall second. DESIGN.md's target: one simulated
+// wall-clock second and simulated seconds per wall second. The target: one simulated
 // hour of peak mixed load in under 60 s on one core (aim for 12 s, 300x real time).
 
 #include <benchmark/benchmark.h>

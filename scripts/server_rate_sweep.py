@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Rate sweep of `gangway serve` under `gangway load` (issue 6, bench/README.md "gangway serve").
+"""Rate sweep of `gangway serve` under `gangway load` (bench/README.md, "gangway serve").
 
 For each rate: starts a fresh `gangway serve SCENARIO --port 0` on loopback, drives it with
 `gangway load SCENARIO --rate-scale RATE/BASE --duration S --json` on the same machine, samples

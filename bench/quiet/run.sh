@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The decision-path and server benchmarks on a quiet machine, pinned to two CPUs so that the
 # figures stand for the 2-core node of the targets without the noise of a shared VM (bench/README.md,
-# "Quiet-machine runs"). Builds a Release tree from source, then runs:
+# "quiet host"). Builds a Release tree from source, then runs:
 #   1. gangway_bench's decision-path benchmarks (8 GPUs busy, 10k queued, full prefix indexes),
 #      and the same under callgrind for exact instruction counts where valgrind exists;
 #   2. scripts/server_rate_sweep.py: gangway serve + gangway load on the same two CPUs;

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Gang-scheduling experiment (issue 3): every policy on the same arrivals while the large
+"""Gang-scheduling experiment: every policy on the same arrivals while the large
 model's share of the offered load goes from 0 to 100 % and the total load from 50 % to 110 % of
 the node's capacity (capacities from docs/capacity.md). Request shapes and SLO classes are those
 of examples/peak-mixed.yaml.
@@ -212,7 +212,7 @@ def azure_scenario(base, rate_scale, window_s, warmup_s):
     scenario["warmup_s"] = warmup_s
     scenario["duration_s"] = window_s
     trace = dict(scenario["workload"]["trace"])
-    trace["path"] = AZURE_TRACE  # relative to the repository root (where the copy is written)
+    trace["path"] = AZURE_TRACE  # relative to the repository root (the simulator's cwd)
     trace["rate_scale"] = rate_scale
     trace["start_s"] = 0
     trace["end_s"] = window_s * rate_scale

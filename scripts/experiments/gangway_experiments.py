@@ -43,8 +43,10 @@ def scaled(scenario, rates):
 
 def simulate(scenario, policies, extra_args=(), timeout=3600):
     """Runs the simulator on a scenario (a dict) under the given policies; returns the parsed JSON
-    document. Relative trace paths are resolved from the repository root."""
-    with tempfile.NamedTemporaryFile("w", suffix=".yaml", dir=ROOT, delete=False) as f:
+    document. The scenario is written to the system's temporary folder; the simulator runs in the
+    repository root, so relative trace paths are resolved from there."""
+    with tempfile.NamedTemporaryFile("w", prefix="gangway-scenario-", suffix=".yaml",
+                                     delete=False) as f:
         yaml.safe_dump(scenario, f, sort_keys=False)
         path = f.name
     try:

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""KV and routing experiments (issue 4; docs/kv-and-routing.md explains what they show):
+"""KV and routing experiments (docs/kv-and-routing.md explains what they show):
 
   1. routing rules side by side (same arrivals) on synthetic prefix groups with multi-turn
      sessions and on the Mooncake conversation trace: prefix hit rate and TTFT p50/p99 vs load;
@@ -138,7 +138,7 @@ def lm_batching_scenario(rate, cache_aware, window):
 
 def lease_heavy_scenario(preemption, window, kv_split="dynamic", chunk=1024, mode="lease",
                          budget=2048, sm_rate=4.0, lm_rate=0.4):
-    """32k contexts on both tiers with frequent leases: the issue's lease-heavy workload (the
+    """32k contexts on both tiers with frequent leases: a lease-heavy workload (the
     shapes of tests/sim/kv_simulation_test.cc at about 80 % of the node: 8B prefills of ~22k
     tokens take ~0.7 s of one GPU, 70B ones ~1 s of the gang)."""
     warmup, duration, drain = window

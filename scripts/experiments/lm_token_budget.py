@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The large model's iteration token budget at saturation (issue 3, 1.0 / 0.5): gangway-lease and
+"""The large model's iteration token budget at saturation (load 1.0 / large share 0.5): gangway-lease and
 time-slice on the gang sweep's overloaded mixed points with the large model's
 `max_batched_tokens` at 512 (examples/peak-mixed.yaml), 384 and 256, on eleven seeds.
 

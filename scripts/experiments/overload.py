@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Overload experiment for docs/overload.md (issue: admission control and overload).
+"""Overload experiment for docs/overload.md (admission control and overload).
 
 Runs the peak mixed scenario (examples/peak-mixed.yaml, 85 % of the node's capacity at rate
 scale 1) at offered loads from 50 % to 300 % of capacity, Poisson and bursty (Gamma arrivals with

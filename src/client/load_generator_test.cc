@@ -225,9 +225,9 @@ class CutOffServer {
 };
 
 TEST(LoadGeneratorTest, StreamCutOffTogetherWithItsLastBytesFailsAtOnce) {
-  // Before, a short read was taken for "drained" even when the end of stream had arrived with
-  // it; edge-triggered polling then never woke the exchange again, and it waited for the drain
-  // timeout and ended cancelled (driver_stopped) instead of failed.
+  // A short read that carries the end of stream is not "drained": under edge-triggered polling
+  // no further wake-up comes, so the exchange must fail at once rather than wait for the drain
+  // timeout and end cancelled (driver_stopped).
   CutOffServer server;
   testing::RunningServer node;  // only for its scenario (models, classes, tenants)
   FixedSource source({0.0});

@@ -1,4 +1,4 @@
-// Gang scheduling's bad input (issue 3): weights of zero or below, a lease horizon shorter than one
+// Gang scheduling's bad input: weights of zero or below, a lease horizon shorter than one
 // large-model iteration, exclusive-mode limits that are not positive, a large model on fewer than
 // all GPUs, an unknown policy. Each is one InputError "FILE:LINE: policy.KEY: ..." that names the
 // key and what is allowed (the CLI turns it into exit status 2). Also the oracle switch,

@@ -86,7 +86,7 @@ struct ModelSpec {
   // Continuous batching limits per iteration: at most max_num_seqs sequences and a token budget
   // of max_batched_tokens (decode tokens first, then prefill chunks of at most
   // prefill_chunk_tokens each).
-  // Defaults keep an H100 iteration of the 8B model within the source documents' 5-15 ms
+  // Defaults keep an H100 iteration of the 8B model within the reference 5-15 ms
   // (one 256-token chunk is ~8 ms of compute at 50 % MFU); the large model's defaults
   // (default_node_spec) keep its iterations within 20-50 ms.
   int32_t max_num_seqs = 256;

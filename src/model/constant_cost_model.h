@@ -1,6 +1,6 @@
 // A cost model in which every iteration takes the same time, whatever the batch. It makes the
 // simulated node a textbook queue, so that the simulator's waits can be checked against the
-// M/M/1, M/D/1, M/G/1 and M/M/c closed forms in NUMBERS.md before any realistic model is
+// M/M/1, M/D/1, M/G/1 and M/M/c closed forms (docs/validation.md) before any realistic model is
 // trusted. Immutable and thread-safe.
 #pragma once
 

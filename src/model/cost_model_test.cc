@@ -168,7 +168,7 @@ TEST_F(CostModelFactoryTest, PrefillTimeWithAConstantModelCountsChunks) {
   EXPECT_EQ(prefill_time(*model, spec, 512, 9999), Duration(10'000'000));
 }
 
-// NUMBERS.md: swapping a 32k context to host at 50 GB/s takes ~86 ms for the 8B and ~27 ms per
+// Reference: swapping a 32k context to host at 50 GB/s takes ~86 ms for the 8B and ~27 ms per
 // GPU for the 70B at TP=8 (each GPU moves its 1/8 shard in parallel).
 TEST_F(CostModelFactoryTest, KvSwapOf32kContextMatchesNumbers) {
   EXPECT_NEAR(to_ms(kv_swap_time(small, node.hardware, 32768)), 86.0, 1.0);

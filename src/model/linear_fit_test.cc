@@ -173,7 +173,7 @@ TEST_F(RooflineFitTest, LinearFitToRooflineGridHasRSquaredAbove0_95) {
   EXPECT_NO_THROW(LinearCostModel model(large_nn.coefficients));
 }
 
-// Restricted to batches whose KV fits the pools of the co-located node (NUMBERS.md: ~280k 8B
+// Restricted to batches whose KV fits the pools of the co-located node (reference node: ~280k 8B
 // tokens if the SM had all ~37 GB; the 70B's ~37 GB per GPU hold ~900k tokens at 40 KiB each).
 TEST_F(RooflineFitTest, LinearFitToFeasibleRooflineBatchesHasRSquaredAbove0_95) {
   CostSampleGrid small_grid;

@@ -1,8 +1,8 @@
 // The default cost model: an iteration's time from first principles, given only the model's shape
 // and the GPU's datasheet figures (with efficiency factors for what engines actually achieve).
 // It exists so that the simulator and the emulated server have believable step times for any
-// model shape and batch, without GPU measurements; NUMBERS.md holds the figures it is calibrated
-// against, and src/model/README.md the numbers it gives.
+// model shape and batch, without GPU measurements; src/model/README.md holds the reference figures
+// it is calibrated against and the numbers it gives.
 //
 //   time = launch_overhead + max(compute, memory) + tp_comm
 //

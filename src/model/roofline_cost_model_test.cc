@@ -55,7 +55,7 @@ TEST_F(RooflineTest, DefaultSpecsAreTheCalibratedOnes) {
   EXPECT_DOUBLE_EQ(small.cost.launch_overhead_s, 0.0002);
 }
 
-// NUMBERS.md worked examples (eta 0.85). Tolerance 5 % unless the source gives a range; our
+// Reference worked examples (eta 0.85). Tolerance 5 % unless the reference gives a range; our
 // figures include the 0.2 ms launch overhead, which the worked examples leave out.
 TEST_F(RooflineTest, WorkedExample8bBatch1DecodeIsAbout5_7ms) {
   EXPECT_NEAR(ms(small_model, decode(1, 512)), 5.7, 0.05 * 5.7);
@@ -116,12 +116,12 @@ TEST(RooflineAttentionTest, PairsAreExactForOneChunkAndForEqualChunks) {
   EXPECT_DOUBLE_EQ(RooflineCostModel::attended_token_pairs(three), exact);
 }
 
-// Calibration against the source documents' ranges (SM 5-15 ms and LM 20-50 ms per decoding
+// Calibration against the reference ranges (SM 5-15 ms and LM 20-50 ms per decoding
 // step).
 //
 // Typical SM step: a continuous batch of 16-128 sequences at 512-4k context whose KV fits what a
-// co-located 8B replica really holds. NUMBERS.md leaves ~35-40 GB per GPU for both tiers' KV
-// pools (~280k 8B tokens if the SM had it all); an SM replica sharing its GPU with the LM shard
+// co-located 8B replica really holds. The reference node leaves ~35-40 GB per GPU for both tiers'
+// KV pools (~280k 8B tokens if the SM had it all); an SM replica sharing its GPU with the LM shard
 // holds about half, so typical batches keep at most 128k context tokens (16 GiB of KV): 16-128
 // x 512, 16-128 x 1k, 16-64 x 2k, 16-32 x 4k. Mixed in: nothing, or one prefill chunk of 256
 // tokens, fresh or continuing a prompt of the same context. Larger batches and 512-token chunks
@@ -147,9 +147,9 @@ TEST_F(RooflineTest, CalibrationSourceRangeSmTypicalStepsTake5To15ms) {
 }
 
 // Typical LM step: a decode batch of 32-128 at 1k-4k context (at most 21 GB of 70B KV per GPU)
-// with one prefill chunk of 256-512 tokens mixed in, fresh or continuing a prompt. NUMBERS.md
-// notes that the source range holds once prefill chunks are mixed in; pure decode of these
-// batches takes 12-21 ms (checked in the next test).
+// with one prefill chunk of 256-512 tokens mixed in, fresh or continuing a prompt. The reference
+// range holds once prefill chunks are mixed in; pure decode of these batches takes 12-21 ms
+// (checked in the next test).
 TEST_F(RooflineTest, CalibrationSourceRangeLmTypicalStepsWithPrefillChunkTake20To50ms) {
   double lowest = 1e9, highest = 0;
   for (int32_t seqs : {32, 64, 128}) {
@@ -185,9 +185,9 @@ TEST_F(RooflineTest, CalibrationKnownGapLmPureDecodeIsBelow20ms) {
 }
 
 // Outside the SM range, by the model's own calibration: a 512-token chunk alone costs ~16 ms of
-// compute at MFU 0.5 (NUMBERS.md's ~32k prefill tokens/s), and a batch holding ~256k context
+// compute at MFU 0.5 (the reference ~32k prefill tokens/s), and a batch holding ~256k context
 // tokens must read ~34 GB of KV plus 16 GB of weights. Pinned so that a recalibration that
-// moves them is noticed; reported to the lead rather than bent into range.
+// moves them is noticed; they are known gaps (src/model/README.md), not bent into range.
 TEST_F(RooflineTest, CalibrationKnownGapSmStepsWith512TokenChunkOrHugeKvExceed15ms) {
   const double with_512_chunk = ms(small_model, with_chunk(decode(32, 2048), 512, 0));
   const double huge_kv = ms(small_model, decode(128, 2048));
@@ -199,7 +199,7 @@ TEST_F(RooflineTest, CalibrationKnownGapSmStepsWith512TokenChunkOrHugeKvExceed15
   EXPECT_LT(huge_kv, 20.0);
 }
 
-// NUMBERS.md: 8B ~32k tokens/s at 2k prompts and ~21k at 32k prompts, at 50 % MFU.
+// Reference: 8B ~32k tokens/s at 2k prompts and ~21k at 32k prompts, at 50 % MFU.
 TEST_F(RooflineTest, Prefill8bThroughputAt2kPromptsIs20kTo40kTokensPerSecond) {
   const double at_2k = prefill_tokens_per_s(small_model, small, 2048);
   const double at_32k = prefill_tokens_per_s(small_model, small, 32768);
@@ -210,11 +210,11 @@ TEST_F(RooflineTest, Prefill8bThroughputAt2kPromptsIs20kTo40kTokensPerSecond) {
   EXPECT_NEAR(at_32k, 21000.0, 0.15 * 21000.0);
 }
 
-// NUMBERS.md gives 70B TP8 ~22-28k tokens/s "(MFU 0.35-0.45, plus ~30 ms of all-reduce per 2k
+// The reference gives 70B TP8 ~22-28k tokens/s "(MFU 0.35-0.45, plus ~30 ms of all-reduce per 2k
 // chunk)". The compute alone at MFU 0.4 gives 22k; adding the ~31 ms of all-reduce that the
-// same note prescribes (and this model computes) gives ~16.5k with 2k chunks and ~14.6k with the
-// default 512-token chunks. The note's two halves disagree; this pins both readings and the
-// lead decides (see the report / README).
+// same reference prescribes (and this model computes) gives ~16.5k with 2k chunks and ~14.6k with
+// the default 512-token chunks. The reference's two halves disagree; this pins both readings
+// (src/model/README.md, known gaps).
 TEST_F(RooflineTest, Prefill70bTp8ThroughputComputeAloneMatchesNumbersCommCostsAThird) {
   ModelSpec big_chunks = large;
   big_chunks.prefill_chunk_tokens = 2048;

@@ -1,9 +1,8 @@
-// Regression: a request whose own prefill, alone on an idle engine, takes longer than its TTFT
-// target was rejected deadline_unmeetable, a reason that tells a router "retry elsewhere now":
-// on a node like this one it can never succeed, so a router retried it forever. Admission now
-// compares the target with the request's idle TTFT (AdmissionQuery::idle_ttft) as well, and
-// "never" (deadline_never_meetable, no Retry-After, not retryable) is told apart from "not now"
-// (deadline_unmeetable, Retry-After).
+// A request whose own prefill, alone on an idle engine, takes longer than its TTFT target can
+// never succeed on a node like this one, so it is told "never" (deadline_never_meetable, no
+// Retry-After, not retryable), apart from "not now" (deadline_unmeetable, Retry-After), which a
+// router would retry for ever. Admission compares the target with the request's idle TTFT
+// (AdmissionQuery::idle_ttft) as well as with its predicted TTFT.
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-// Regression: at the overload ladder's `defer_batch` rung a batch request at the head of a queue
-// waits while other classes' requests are queued. With the queue in arrival order those requests
-// were behind it, so each waited for the other, and the large model stalled with its queue full
-// and nothing running (61 requests cancelled at the end of the run). A decision pass that leaves
-// live work with nothing to run it now runs again with deferral lifted (Scheduler::decide).
-// Found by tests/sim/random_scenarios_test.cc.
+// At the overload ladder's `defer_batch` rung a batch request at the head of a queue waits while
+// other classes' requests are queued. With the queue in arrival order those requests are behind
+// it, so each would wait for the other and the large model would stall with its queue full and
+// nothing running. A decision pass that leaves live work with nothing to run it runs again with
+// deferral lifted (Scheduler::decide), so the run ends with nothing cancelled. A case of
+// tests/sim/random_scenarios_test.cc.
 
 #include <gtest/gtest.h>
 

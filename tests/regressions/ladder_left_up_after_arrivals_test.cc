@@ -1,13 +1,11 @@
-// Regression: the overload ladder was fed only by arrivals (each one's predicted wait is a
-// pressure sample), so when arrivals stopped with the ladder above normal it stayed there. At
-// `defer_batch` a batch request at the head of an arrival-ordered queue waits while requests of
-// other classes are queued behind it, so that queue never moved again. The fix for that wait that
-// runs a decision pass again with deferral lifted did not apply when the gang policy kept asking
-// for wakeups: the random search found the gang wanted, started with nothing it could admit and
-// released every 26 ms until the simulator's drain limit cancelled what was left. Now a pressure
-// with no fresh sample counts as zero, and the ladder steps down without arrivals
-// (AdmissionController::refresh_pressure) at wakeups asked for when it can.
-// Found by tests/sim/random_scenarios_test.cc.
+// The overload ladder steps down when arrivals stop. Arrivals are its pressure samples (each one's
+// predicted wait); a pressure with no fresh sample counts as zero, and the ladder steps down
+// without arrivals (AdmissionController::refresh_pressure) at wakeups asked for when it can.
+// Otherwise, at `defer_batch`, a batch request at the head of an arrival-ordered queue waits for
+// the requests of other classes queued behind it for good, while the gang policy's own wakeups
+// (the gang wanted, started with nothing it can admit, released every 26 ms) keep the pass that
+// lifts deferral from running, until the simulator's drain limit cancels what is left. A case of
+// tests/sim/random_scenarios_test.cc.
 
 #include <gtest/gtest.h>
 

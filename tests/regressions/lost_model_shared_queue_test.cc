@@ -1,9 +1,8 @@
-// Regression: when every GPU a small model is placed on was lost for good, the requests waiting
-// in that model's shared (late-binding) queue stayed there: the failure handling moved or
-// rejected what waited in the lost replicas' own queues but not in the shared one, which the
-// default router (predicted-ttft) uses. Nothing could ever run them (296 live requests at the
-// end). They are now rejected with a retry-elsewhere reason, like the large model's when the gang
-// loses a GPU. Found while widening tests/sim/random_scenarios_test.cc.
+// When every GPU a small model is placed on is lost for good, the requests waiting in that
+// model's shared (late-binding) queue, which the default router (predicted-ttft) uses, are
+// rejected with a retry-elsewhere reason, like the large model's when the gang loses a GPU, just
+// as those waiting in the lost replicas' own queues are. Nothing could ever run them. A case of
+// tests/sim/random_scenarios_test.cc.
 
 #include <gtest/gtest.h>
 

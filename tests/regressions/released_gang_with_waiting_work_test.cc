@@ -1,9 +1,9 @@
-// Regression: an exclusive-mode gang phase stops admitting once a small request waits ahead of
-// the large queue (fcfs's global arrival order), drains, and is released. When that small
-// request had left the queue meanwhile (the ladder sheds queued batch requests at `shed_batch`)
-// and no small work was left, nothing ran, no wakeup was due, and the large model's 94 queued
-// requests waited for an arrival that never came. A decision pass that leaves live work with
-// nothing to run it now runs again at once (Scheduler::decide). Found by
+// An exclusive-mode gang phase stops admitting once a small request waits ahead of the large
+// queue (fcfs's global arrival order), drains, and is released. When that small request has left
+// the queue meanwhile (the ladder sheds queued batch requests at `shed_batch`) and no small work is
+// left, nothing runs and no wakeup is due; a decision pass that leaves live work with nothing to
+// run it runs again at once (Scheduler::decide), so the large model's queued requests are served
+// instead of waiting for an arrival that never comes. A case of
 // tests/sim/random_scenarios_test.cc.
 
 #include <gtest/gtest.h>

@@ -1,13 +1,13 @@
-// Regression: fcfs and easy-backfill keep one global order across the tiers, and compared
-// requests by arrival time while each queue kept the scheduler's slack order. With a shared
-// system prompt on the small models' standard stream, predicted-TTFT routing bound those requests
-// to the replica caching their prefix, while interactive ones waited in the model's shared queue.
-// A replica queue's head was a standard request older than the large queue's head, so the gang
-// was not wanted; the request each GPU picks first, by queue key, was an interactive one newer
-// than the large head, so fcfs did not admit it. Nothing ran and nothing was due. Both policies now
-// compare queue keys, the order the queues themselves keep (arrival times, or least slack first),
-// so the request that goes first in one order goes first in the other
-// (SchedulerState::smallest_small_queue_key). Found by tests/sim/random_scenarios_test.cc.
+// fcfs and easy-backfill keep one global order across the tiers, and compare requests by queue
+// key, the order the queues themselves keep (arrival times, or least slack first), so the request
+// that goes first in one order goes first in the other (SchedulerState::smallest_small_queue_key).
+// Comparing by arrival time while each queue keeps the scheduler's slack order stalls: with a
+// shared system prompt on the small models' standard stream, predicted-TTFT routing binds those
+// requests to the replica caching their prefix, while interactive ones wait in the model's shared
+// queue. A replica queue's head is then a standard request older than the large queue's head, so
+// the gang is not wanted, and the request each GPU picks first, by queue key, is an interactive
+// one newer than the large head, so fcfs does not admit it: nothing runs and nothing is due. A
+// case of tests/sim/random_scenarios_test.cc.
 
 #include <gtest/gtest.h>
 

@@ -98,7 +98,7 @@ TEST(Cluster, EveryRequestEndsOnceAcrossNodesWithEveryRouter) {
 TEST(Cluster, AnOverloadedNodeSpillsToTheOthers) {
   // Two nodes offered 85 % of their capacity together, but every arrival pinned to node 0 (170 %
   // of its capacity): node 0 rejects, and the rejections find room on node 1. (At 80 % pinned,
-  // 136 % of node 0's capacity, five seconds of arrivals no longer overload it enough to reject:
+  // 136 % of node 0's capacity, five seconds of arrivals do not overload it enough to reject:
   // its queues absorb them.)
   Scenario scenario = peak_cluster(2, ClusterRouterKind::kLoadReport, 2.0, 5);
   scenario.cluster->pinned_share = 1.0;

@@ -53,7 +53,7 @@ TEST(Overload, AdmissionHoldsInteractiveGoodputAtThreeTimesTheLoad) {
   auto goodput = [&](const SimulationResult& result) {
     return static_cast<double>(result.metrics.slo_class(interactive).slo_met()) / measured_s;
   };
-  // The target: within 10 % of the 1x goodput (the 3x run offers three times as many
+  // The target: within 10 % of the 1x goodput (the 3x run offers three times as many
   // interactive requests, so it may well exceed it).
   EXPECT_GE(goodput(with), 0.9 * goodput(base));
   // Without admission the queues fill up to their caps and almost nothing is on time.
@@ -68,7 +68,7 @@ TEST(Overload, AdmissionHoldsInteractiveGoodputAtThreeTimesTheLoad) {
 
 // The ladder's weight shift (docs/overload.md): at 3x load the large model's interactive
 // requests, squeezed to a few percent on time with the configured weights, get a much larger
-// share on time with the shift on, and interactive goodput still holds the target.
+// share on time with the shift on, and interactive goodput still holds the 3x target above.
 TEST(Overload, WeightShiftGivesTheSqueezedLargeModelItsInteractiveRequestsBack) {
   const SimulationResult base = simulate(peak(1.0, 12));
   Scenario heavy = peak(3.0, 12);
@@ -90,7 +90,7 @@ TEST(Overload, WeightShiftGivesTheSqueezedLargeModelItsInteractiveRequestsBack) 
   expect_every_request_ended_once(on);
 }
 
-// The target at 85 % load: >= 99 % of the interactive requests that arrived get their
+// The target at 85 % load: >= 99 % of the interactive requests that arrived get their
 // first token within 200 ms, small and large model apart (a rejection counts as a miss). TTFT
 // alone: the large model's TPOT is reported beside it (docs/overload.md), not part of this target.
 // Pooled over three seeds of 20 s: one 20 s window holds ~350 large-model interactive requests,

@@ -103,7 +103,7 @@ constexpr int kReplications = 8;
 constexpr double kTransientBias = 0.02;
 
 TEST(QueueingValidation, ErlangCMatchesTheKnownTableValue) {
-  // NUMBERS.md: M/M/8 at lambda 6 (mu 1): Wq = 0.1785; at lambda 7.2: 0.8769.
+  // Erlang C: M/M/8 at lambda 6 (mu 1): Wq = 0.1785; at lambda 7.2: 0.8769.
   EXPECT_NEAR(erlang_c_wait_ms(8, 6.0, 1.0) / 1e3, 0.1785, 5e-4);
   EXPECT_NEAR(erlang_c_wait_ms(8, 7.2, 1.0) / 1e3, 0.8769, 5e-4);
   EXPECT_NEAR(erlang_c_wait_ms(2, 1.5, 1.0) / 1e3, 1.2857, 5e-4);
