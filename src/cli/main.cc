@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/capacity_command.h"
+#include "cli/engine_command.h"
 #include "cli/load_command.h"
 #include "cli/serve_command.h"
 #include "cli/simulate_command.h"
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
       "  gangway simulate examples/peak-mixed.yaml --policy gangway --policy fcfs\n"
       "  gangway capacity examples/peak-mixed.yaml\n"
       "  gangway serve examples/serve.yaml\n"
+      "  gangway engine --model llama-3-8b --port 8100\n"
       "Guide: docs/guide.md");
 
   gangway::SimulateOptions simulate_options;
@@ -30,6 +32,8 @@ int main(int argc, char** argv) {
   CLI::App* load = gangway::add_load_command(app, load_options);
   gangway::CapacityOptions capacity_options;
   CLI::App* capacity = gangway::add_capacity_command(app, capacity_options);
+  gangway::EngineCommandOptions engine_options;
+  CLI::App* engine = gangway::add_engine_command(app, engine_options);
 
   try {
     app.parse(argc, argv);
@@ -46,6 +50,7 @@ int main(int argc, char** argv) {
   if (simulate->parsed()) return gangway::run_simulate(simulate_options, std::cout, std::cerr);
   if (serve->parsed()) return gangway::run_serve(serve_options, std::cerr);
   if (load->parsed()) return gangway::run_load(load_options, std::cout, std::cerr);
+  if (engine->parsed()) return gangway::run_engine(engine_options, std::cerr);
   if (capacity->parsed()) {
     return gangway::run_capacity(capacity_options, std::cout, std::cerr, isatty(STDERR_FILENO));
   }

@@ -31,9 +31,13 @@ struct UnityTarget {
 
 const std::vector<UnityTarget>& unity_targets() {
   static const std::vector<UnityTarget> targets = {
-      {"gangway_server", "server", false}, {"server_tests", "server", true},
-      {"gangway_cli", "cli", false},       {"cli_tests", "cli", true},
-      {"metrics_tests", "metrics", true},  {"model_tests", "model", true},
+      {"gangway_server", "server", false},
+      {"server_tests", "server", true},
+      {"gangway_cli", "cli", false},
+      {"cli_tests", "cli", true},
+      {"metrics_tests", "metrics", true},
+      {"model_tests", "model", true},
+      {"gangway_test_engine", "test_engine", false},
   };
   return targets;
 }
