@@ -241,6 +241,10 @@ void EngineConnection::on_pause_complete() {
   });
 }
 
+void EngineConnection::shut_down() {
+  guarded([&] { close(); });
+}
+
 void EngineConnection::respond(int status, std::string_view content_type, std::string_view body) {
   if (state_ == State::kClosed) return;
   fmt::format_to(std::back_inserter(out_pending_), "HTTP/1.1 {} {}\r\nServer: gangway-engine\r\n",

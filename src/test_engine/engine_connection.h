@@ -44,6 +44,8 @@ class EngineConnection : public std::enable_shared_from_this<EngineConnection> {
   void on_update(const RequestUpdate& update);
   // The pause this connection asked for has taken effect.
   void on_pause_complete();
+  // The server stops: close now (a request generating is aborted).
+  void shut_down();
 
  private:
   enum class State : uint8_t { kReading, kGenerating, kPausing, kClosing, kClosed };

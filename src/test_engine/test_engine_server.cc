@@ -109,6 +109,11 @@ int TestEngineServer::run(bool handle_signals) {
 
 void TestEngineServer::stop() {
   asio::post(io_, [this] {
+    // Open connections hold themselves while busy: closing them lets every one go.
+    for (auto& weak : connections_) {
+      if (auto connection = weak.lock()) connection->shut_down();
+    }
+    connections_.clear();
     error_code ignored;
     acceptor_.close(ignored);
     iteration_timer_.cancel();
@@ -128,7 +133,13 @@ void TestEngineServer::accept() {
       });
       return;
     }
-    std::make_shared<EngineConnection>(std::move(socket), *this)->start();
+    auto connection = std::make_shared<EngineConnection>(std::move(socket), *this);
+    if (connections_.size() >= 2 * live_connections_at_last_sweep_ + 64) {
+      std::erase_if(connections_, [](const auto& weak) { return weak.expired(); });
+      live_connections_at_last_sweep_ = connections_.size();
+    }
+    connections_.push_back(connection);
+    connection->start();
     accept();
   });
 }

@@ -79,6 +79,10 @@ class TestEngineServer {
   uint64_t seed_;
   std::unordered_map<uint64_t, std::weak_ptr<EngineConnection>> requests_;
   std::vector<std::weak_ptr<EngineConnection>> pause_waiters_;
+  // Every connection accepted, so that stop() can close them (expired ones are dropped as new
+  // ones come).
+  std::vector<std::weak_ptr<EngineConnection>> connections_;
+  size_t live_connections_at_last_sweep_ = 0;
   std::string models_body_;
   int64_t created_unix_s_ = 0;
   uint64_t next_request_id_ = 1;
