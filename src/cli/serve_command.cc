@@ -92,7 +92,8 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   CLI::App* command = app.add_subcommand(
       "serve",
       "Serve the OpenAI-compatible API (completions, chat, models, health, metrics, load) over "
-      "8 emulated GPUs, scheduled by the same core as the simulator; SIGTERM drains and exits 0");
+      "8 emulated GPUs, scheduled by the same core as the simulator, or in front of engine "
+      "processes (server.engines: vLLM, SGLang, any OpenAI server); SIGTERM drains and exits 0");
   command->add_option("config", options.scenario_path,
                       "Scenario YAML (node, models, classes, policy, and a server: section; see "
                       "docs/server.md). Default: the default node");

@@ -19,9 +19,9 @@
 #include <system_error>
 #include <unordered_map>
 
-#include "client/sse_stream.h"
 #include "core/input_error.h"
 #include "engine/emulated_tokenizer.h"
+#include "engine/sse_stream.h"
 #include "engine/wall_clock.h"
 #include "server/openai_response.h"
 

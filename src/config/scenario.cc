@@ -108,7 +108,9 @@ Scenario parse_scenario(const std::string& yaml_text, const std::string& path,
       read_workload(root.get("workload"), root_value, names, scenario.trace_mapping, path);
   scenario.streams = std::move(workload.streams);
   scenario.trace = std::move(workload.trace);
-  if (const auto v = root.get("server")) scenario.server = read_server_section(*v, node, path);
+  if (const auto v = root.get("server")) {
+    scenario.server = read_server_section(*v, node, path, scenario.scheduler, scenario.policy);
+  }
   return scenario;
 }
 

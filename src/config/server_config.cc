@@ -59,7 +59,8 @@ bool is_log_level(const std::string& name) {
 }
 
 ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
-                                 const std::string& scenario_path) {
+                                 const std::string& scenario_path,
+                                 const SchedulerOptions& scheduler, const PolicySpec& policy) {
   const YamlMap map = value.map({"host",
                                  "port",
                                  "agent_port",
@@ -79,7 +80,11 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
                                  "drain_grace_s",
                                  "default_slo_class",
                                  "emulated_output_tokens",
-                                 "log_level"});
+                                 "log_level",
+                                 "engines",
+                                 "engine_idle_timeout_s",
+                                 "engine_control_timeout_s",
+                                 "engine_health_interval_s"});
   ServerConfig config;
   if (const auto v = map.get("host")) config.host = v->text();
   if (const auto v = map.get("port")) config.port = static_cast<uint16_t>(v->integer_in(0, 65535));
@@ -139,6 +144,18 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
   }
   if (const auto v = map.get("log_level")) {
     config.log_level = v->choice({"debug", "info", "warn", "error"});
+  }
+  if (const auto v = map.get("engines")) {
+    config.engines = read_engines(*v, node, scheduler, policy);
+  }
+  if (const auto v = map.get("engine_idle_timeout_s")) {
+    config.engines.idle_timeout = read_seconds(*v);
+  }
+  if (const auto v = map.get("engine_control_timeout_s")) {
+    config.engines.control_timeout = read_seconds(*v);
+  }
+  if (const auto v = map.get("engine_health_interval_s")) {
+    config.engines.health_interval = read_seconds(*v);
   }
   // The headers' time is part of the whole request's.
   config.header_timeout = std::min(config.header_timeout, config.read_timeout);

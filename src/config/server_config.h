@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 
+#include "config/engine_config.h"
 #include "config/yaml_reader.h"
 #include "core/node_spec.h"
 #include "core/time.h"
@@ -72,13 +73,17 @@ struct ServerConfig {
   EmulatedOutputSpec emulated_output;
   // debug, info, warn or error.
   std::string log_level = "info";
+  // Engine processes in place of the emulated GPUs (engine_config.h, docs/engines.md).
+  EnginesConfig engines;
 };
 
 // Reads `server:` (after the node's SLO classes, which default_slo_class must name). Throws
 // InputError "FILE:LINE: server.KEY: expected ..." for anything malformed or out of range;
 // `scenario_path` resolves a trace named by an empirical length.
+// `scheduler` and `policy` size the engines' memory shares and pick their tier mode.
 ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
-                                 const std::string& scenario_path);
+                                 const std::string& scenario_path,
+                                 const SchedulerOptions& scheduler, const PolicySpec& policy);
 
 // The names a `log_level` may take, most verbose first.
 bool is_log_level(const std::string& name);

@@ -9,6 +9,7 @@
 
 #include "server/client_text.h"
 #include "server/http_server.h"
+#include "server/upstream_body.h"
 
 namespace gangway {
 namespace {
@@ -313,6 +314,17 @@ void HttpConnection::start_generation(Endpoint endpoint, GenerationRequest& gene
   submission.ignore_eos = generation.ignore_eos;
   submission.min_tokens = generation.min_tokens;
   submission.relative_ttft_deadline = generation.ttft_deadline;
+  proxied_ = context_.config->engines.real();
+  engine_text_.clear();
+  engine_text_started_ = false;
+  engine_prompt_tokens_.reset();
+  engine_error_.clear();
+  engine_stream_.reset();
+  if (proxied_) {
+    upstream_body_ = make_upstream_body(
+        parser_->get().body(),
+        context_.config->engines.models[generation.model.value()].served_model_name);
+  }
   state_ = State::kGenerating;
   keep_alive_while_answering_ = shared_from_this();
   context_.loop->submit(std::move(submission));
@@ -380,6 +392,12 @@ bool HttpConnection::on_event(StreamEvent& event) {
 bool HttpConnection::handle_event(StreamEvent& event) {
   if (state_ != State::kGenerating || event.sink != sink_.get()) return false;
   switch (event.kind) {
+    case StreamEvent::Kind::kDispatch:
+      start_engine_stream(event.id, event.payload->upstream);
+      return false;
+    case StreamEvent::Kind::kAbort:
+      abort_engine_stream();
+      return false;
     case StreamEvent::Kind::kReply:
       respond(event.payload->reply_status, reply_content_type_, event.payload->reply_body);
       return false;
@@ -403,40 +421,105 @@ bool HttpConnection::handle_event(StreamEvent& event) {
       flush_queued_ = true;
       return true;
     }
-    case StreamEvent::Kind::kFinished: {
-      if (!formatter_) formatter_.emplace(endpoint_, event.id, created_unix_s_, model_name_);
-      const FinishedRequest& finished = event.payload->finished;
-      if (finished.outcome == Outcome::kCompleted) {
-        if (!stream_) {
-          respond(200, "application/json", formatter_->full_answer(finished),
-                  fmt::format("X-Request-Id: {}\r\n", formatter_->response_id()));
-          return false;
-        }
-        if (!headers_sent_) send_stream_headers();
-        scratch_.clear();
-        formatter_->append_finish_events(scratch_, finished, include_usage_);
-        // Tokens still pending, the finish events and the last chunk leave in one write.
-        send_chunk(scratch_, /*flush=*/false);
-        if (state_ != State::kGenerating) return false;  // cut off: output buffer over its limit
-        send("0\r\n\r\n");
-        end_response();
-        return false;
-      }
-      const ApiError error = error_for_reason(finished.reason, finished.retry_after_s);
-      if (stream_ && headers_sent_) {
-        scratch_.clear();
-        AnswerFormatter::append_error_event(scratch_, error_body(error));
-        send_chunk(scratch_, /*flush=*/false);
-        if (state_ != State::kGenerating) return false;
-        send("0\r\n\r\n");
-        end_response();
-        return false;
-      }
-      respond_error(error);
+    case StreamEvent::Kind::kFinished:
+      finish_answer(event.payload->finished, event.id);
       return false;
-    }
   }
   return false;
+}
+
+void HttpConnection::finish_answer(const FinishedRequest& reported, RequestId id) {
+  if (!formatter_) formatter_.emplace(endpoint_, id, created_unix_s_, model_name_);
+  FinishedRequest finished = reported;
+  if (proxied_) {
+    abort_engine_stream();
+    // The engine's own count of the prompt (its tokenizer, its chat template).
+    if (engine_prompt_tokens_) finished.prompt_tokens = *engine_prompt_tokens_;
+  }
+  if (finished.outcome == Outcome::kCompleted) {
+    if (!stream_) {
+      respond(200, "application/json",
+              formatter_->full_answer(finished, proxied_ ? &engine_text_ : nullptr),
+              fmt::format("X-Request-Id: {}\r\n", formatter_->response_id()));
+      return;
+    }
+    if (!headers_sent_) send_stream_headers();
+    scratch_.clear();
+    formatter_->append_finish_events(scratch_, finished, include_usage_);
+    // Tokens still pending, the finish events and the last chunk leave in one write.
+    send_chunk(scratch_, /*flush=*/false);
+    if (state_ != State::kGenerating) return;  // cut off: output buffer over its limit
+    send("0\r\n\r\n");
+    end_response();
+    return;
+  }
+  ApiError error = error_for_reason(finished.reason, finished.retry_after_s);
+  // What the engine said, when it was the engine that ended the request.
+  if (proxied_ && !engine_error_.empty() &&
+      (finished.reason == Reason::kEngineFailed || finished.reason == Reason::kBadRequest)) {
+    error.message = engine_error_;
+  }
+  if (stream_ && headers_sent_) {
+    scratch_.clear();
+    AnswerFormatter::append_error_event(scratch_, error_body(error));
+    send_chunk(scratch_, /*flush=*/false);
+    if (state_ != State::kGenerating) return;
+    send("0\r\n\r\n");
+    end_response();
+    return;
+  }
+  respond_error(error);
+}
+
+void HttpConnection::start_engine_stream(RequestId id, const UpstreamTarget& target) {
+  proxied_id_ = id;
+  engine_ = target.engine;
+  UpstreamRequest request;
+  request.host = target.host;
+  request.port = target.port;
+  request.target =
+      endpoint_ == Endpoint::kChatCompletions ? "/v1/chat/completions" : "/v1/completions";
+  request.body = std::move(upstream_body_);
+  upstream_body_.clear();
+  request.idle_timeout = target.idle_timeout;
+  const std::weak_ptr<HttpConnection> weak = weak_from_this();
+  EngineStream::Handlers handlers;
+  handlers.on_text = [weak](std::string_view text, int32_t tokens) {
+    if (const auto self = weak.lock()) self->guarded([&] { self->on_engine_text(text, tokens); });
+  };
+  handlers.on_end = [weak](const EngineStreamEnd& end) {
+    if (const auto self = weak.lock()) self->guarded([&] { self->on_engine_end(end); });
+  };
+  engine_stream_ = std::make_unique<EngineStream>(socket_.get_executor(), std::move(request),
+                                                  std::move(handlers));
+}
+
+void HttpConnection::on_engine_text(std::string_view text, int32_t tokens) {
+  if (state_ != State::kGenerating || !sink_) return;
+  context_.loop->engine_text(proxied_id_, tokens);
+  if (!stream_) {
+    engine_text_.append(text);
+    return;
+  }
+  if (!formatter_) formatter_.emplace(endpoint_, proxied_id_, created_unix_s_, model_name_);
+  if (!headers_sent_) send_stream_headers();
+  scratch_.clear();
+  formatter_->append_text_event(scratch_, text, !engine_text_started_);
+  engine_text_started_ = true;
+  send_chunk(scratch_);
+}
+
+void HttpConnection::on_engine_end(const EngineStreamEnd& end) {
+  if (end.prompt_tokens) engine_prompt_tokens_ = end.prompt_tokens;
+  if (end.outcome != Outcome::kCompleted) engine_error_ = end.message;
+  // The answer is finished when the scheduler's record comes back (kFinished).
+  context_.loop->engine_end(proxied_id_, engine_, end);
+}
+
+void HttpConnection::abort_engine_stream() {
+  if (!engine_stream_) return;
+  engine_stream_->abort();
+  engine_stream_.reset();
 }
 
 void HttpConnection::flush_output() {
@@ -587,6 +670,8 @@ void HttpConnection::cut_off_if_write_stalled(std::chrono::steady_clock::time_po
 }
 
 void HttpConnection::client_gone(std::string_view reason) {
+  // The engine learns at once (its connection closes and it aborts the request).
+  abort_engine_stream();
   if (sink_) {
     context_.counters->client_disconnects_total.fetch_add(1, std::memory_order_relaxed);
     context_.log->debug("client_gone", {{"conn", id_}, {"reason", reason}});
@@ -609,6 +694,7 @@ void HttpConnection::on_failure(std::string_view what) noexcept {
                          {"error", shown_client_text(what, 512)},
                          {"action", "the request ends here; the server goes on"}});
     if (state_ == State::kClosed) return;
+    abort_engine_stream();
     // A request the scheduler holds ends there too (it counts as cancelled).
     if (sink_) context_.loop->cancel(std::move(sink_));
     sink_.reset();
@@ -673,6 +759,7 @@ void HttpConnection::close() {
   socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
   registry_.erase(id_);
+  abort_engine_stream();
   context_.counters->open_connections.fetch_sub(1, std::memory_order_relaxed);
   release_admission();
   sink_.reset();

@@ -30,6 +30,7 @@
 #include <unordered_map>
 
 #include "server/connection_admission.h"
+#include "server/engine_stream.h"
 #include "server/openai_request.h"
 #include "server/openai_response.h"
 #include "server/request_router.h"
@@ -84,6 +85,12 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   }
   void on_failure(std::string_view what) noexcept;
   bool handle_event(StreamEvent& event);
+  void finish_answer(const FinishedRequest& finished, RequestId id);
+  // Request-level mode: the request goes to an engine process (engine_stream.h).
+  void start_engine_stream(RequestId id, const UpstreamTarget& target);
+  void on_engine_text(std::string_view text, int32_t tokens);
+  void on_engine_end(const EngineStreamEnd& end);
+  void abort_engine_stream();
 
   void open();
   void cut_off_if_write_stalled(std::chrono::steady_clock::time_point now);
@@ -167,6 +174,16 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   std::optional<AnswerFormatter> formatter_;
   bool headers_sent_ = false;
   int32_t tokens_flushed_ = 0;  // output length when a write was last started
+  // Request-level mode: the body for the engine, the call to it, and what it said.
+  bool proxied_ = false;
+  std::string upstream_body_;
+  std::unique_ptr<EngineStream> engine_stream_;
+  uint16_t engine_ = 0;
+  RequestId proxied_id_;
+  std::string engine_text_;  // a non-streamed answer's text
+  bool engine_text_started_ = false;
+  std::optional<int32_t> engine_prompt_tokens_;
+  std::string engine_error_;
   // Holds the connection while the scheduler works on its request: the loop's events reach it
   // only through a weak_ptr, and no I/O may be pending meanwhile (a pipelined next request).
   std::shared_ptr<HttpConnection> keep_alive_while_answering_;

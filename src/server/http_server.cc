@@ -1,5 +1,6 @@
 #include "server/http_server.h"
 
+#include <fmt/format.h>
 #include <pthread.h>
 #include <sys/resource.h>
 
@@ -93,7 +94,7 @@ HttpServer::HttpServer(const Scenario& scenario, const ServerConfig& config, con
   loop_ = std::make_unique<SchedulerLoop>(
       scenario_, config_, clock_, network,
       [this](size_t thread, std::vector<StreamEvent>& events) { deliver(thread, events); },
-      counters_);
+      counters_, &log_);
   context_.loop = loop_.get();
 
   const asio::ip::tcp::endpoint endpoint(parse_host(config_.host), config_.port);
@@ -156,6 +157,22 @@ int HttpServer::run() {
                           {"models", scenario_.node.models.size()},
                           {"gpus", scenario_.node.gpu_count},
                           {"policy", scenario_.policy.name}});
+  // Request-level mode: each engine, the memory share to start it with, and the command the
+  // launch template gives (docs/engines.md).
+  if (config_.engines.real()) {
+    log_.info("engines", {{"mode", to_string(config_.engines.mode)},
+                          {"count", engine_count(config_.engines)}});
+    for (const ModelEngines& model : config_.engines.models) {
+      for (const EngineEndpoint& endpoint : model.endpoints) {
+        log_.info("engine", {{"model", scenario_.node.model(model.model).name},
+                             {"kind", to_string(model.kind)},
+                             {"url", endpoint.url},
+                             {"memory_share", fmt::format("{:.3f}", endpoint.memory_share)},
+                             {"kv_tokens", endpoint.kv_capacity_tokens},
+                             {"launch", endpoint.launch_command}});
+      }
+    }
+  }
   accept_retry_ = std::make_unique<asio::steady_timer>(threads_[0]->io);
   accept();
   if (agent_) agent_->start();

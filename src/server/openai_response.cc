@@ -73,6 +73,16 @@ void AnswerFormatter::append_token_event(std::string& out, int32_t index) const 
   out.append(token_prefix_).append(emulated_token_text(index)).append(token_suffix_);
 }
 
+void AnswerFormatter::append_text_event(std::string& out, std::string_view text, bool first) const {
+  if (first && endpoint_ == Endpoint::kChatCompletions) {
+    out.append("data: ").append(head_).append(
+        R"(,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,)"
+        R"("finish_reason":null}]})"
+        "\n\n");
+  }
+  out.append(token_prefix_).append(json_escape(text)).append(token_suffix_);
+}
+
 void AnswerFormatter::append_usage(std::string& out, const FinishedRequest& finished) const {
   fmt::format_to(std::back_inserter(out),
                  R"("usage":{{"prompt_tokens":{},"completion_tokens":{},"total_tokens":{}}})",
@@ -121,10 +131,15 @@ void AnswerFormatter::append_error_event(std::string& out, const std::string& er
   out.append("data: ").append(error_json).append("\n\ndata: [DONE]\n\n");
 }
 
-std::string AnswerFormatter::full_answer(const FinishedRequest& finished) const {
+std::string AnswerFormatter::full_answer(const FinishedRequest& finished,
+                                         const std::string* engine_text) const {
   std::string text;
-  text.reserve(static_cast<size_t>(finished.output_tokens) * kEmulatedBytesPerToken);
-  for (int32_t i = 0; i < finished.output_tokens; ++i) text.append(emulated_token_text(i));
+  if (engine_text) {
+    text = *engine_text;
+  } else {
+    text.reserve(static_cast<size_t>(finished.output_tokens) * kEmulatedBytesPerToken);
+    for (int32_t i = 0; i < finished.output_tokens; ++i) text.append(emulated_token_text(i));
+  }
   std::string out;
   const bool chat = endpoint_ == Endpoint::kChatCompletions;
   // The streaming head names the chunk object; a whole answer is a different object.

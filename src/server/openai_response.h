@@ -37,6 +37,9 @@ class AnswerFormatter {
   // SSE event(s) for the index-th generated token (0-based); the first chat token also carries
   // the assistant role.
   void append_token_event(std::string& out, int32_t index) const;
+  // SSE event(s) for text an engine process generated (request-level mode); `first`: the
+  // answer's first text (a chat answer's first chunk also carries the assistant role).
+  void append_text_event(std::string& out, std::string_view text, bool first) const;
   // The closing events of a completed stream: the finish_reason chunk, the usage chunk if asked
   // for, and [DONE].
   void append_finish_events(std::string& out, const FinishedRequest& finished,
@@ -44,8 +47,8 @@ class AnswerFormatter {
   // An error inside a started stream (vLLM's way): data: {"error": ...} then [DONE].
   static void append_error_event(std::string& out, const std::string& error_json);
 
-  // The whole non-streaming answer body.
-  std::string full_answer(const FinishedRequest& finished) const;
+  // The whole non-streaming answer body: the emulated text, or `text` (an engine's) when given.
+  std::string full_answer(const FinishedRequest& finished, const std::string* text = nullptr) const;
 
  private:
   void append_usage(std::string& out, const FinishedRequest& finished) const;

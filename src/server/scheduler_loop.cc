@@ -25,24 +25,27 @@ double seconds_between(std::chrono::steady_clock::time_point a,
 
 SchedulerLoop::SchedulerLoop(const Scenario& scenario, const ServerConfig& config,
                              const WallClock& clock, std::vector<boost::asio::io_context*> network,
-                             Deliver deliver, const HttpCounters& http)
+                             Deliver deliver, const HttpCounters& http, const Logger* log)
     : scenario_(scenario),
       config_(config),
       clock_(clock),
       network_(std::move(network)),
       deliver_(std::move(deliver)),
       http_(http),
+      log_(log),
       scheduler_(std::make_unique<Scheduler>(scenario.node, scenario.scheduler,
                                              make_policy(scenario.policy), nullptr)),
       output_length_(scenario, config.emulated_output),
       metrics_(scenario.node),
       outbox_(network_.size()),
       wakeup_(io_),
-      drain_timer_(io_) {
+      drain_timer_(io_),
+      health_timer_(io_) {
   for (size_t i = 0; i < network_.size(); ++i) mailboxes_.push_back(std::make_unique<Mailbox>());
   engines_ = std::make_unique<EmulatedGpus>(
       scenario.node, io_, clock_,
       [this](const IterationCompletion& completion) { handle_completion(completion); });
+  if (config.engines.real()) build_engine_core();
   if (!scenario_.faults.empty()) {
     engines_->set_end_adjuster([this](EngineRef engine, Duration cost, Time now) {
       return faulted_end(scenario_.faults, engine, cost, now);
@@ -91,6 +94,7 @@ void SchedulerLoop::start() {
     pthread_setname_np(pthread_self(), "gw-scheduler");
     auto guard = boost::asio::make_work_guard(io_);
     schedule_faults();
+    if (engine_core_) start_engines();
     io_.run();
   });
 }
@@ -98,15 +102,21 @@ void SchedulerLoop::start() {
 void SchedulerLoop::stop() {
   if (!thread_.joinable()) return;
   boost::asio::post(io_, [this] {
-    if (!stopped_ && scheduler_->live_requests() > 0) {
+    if (!stopped_ && live_in_core() > 0) {
       const Time now = clock_.now();
-      scheduler_->stop(now, Reason::kDriverStopped);
-      engines_->abandon_all();
-      apply_effects(now);
+      if (engine_core_) {
+        engine_core_->stop(now, Reason::kDriverStopped);
+        apply_engine_effects(now);
+      } else {
+        scheduler_->stop(now, Reason::kDriverStopped);
+        engines_->abandon_all();
+        apply_effects(now);
+      }
     }
     stopped_ = true;
     wakeup_.cancel();
     drain_timer_.cancel();
+    health_timer_.cancel();
     for (auto& timer : fault_timers_) timer->cancel();
     io_.stop();
   });
@@ -134,6 +144,12 @@ void SchedulerLoop::cancel(std::shared_ptr<StreamSink> sink) {
   post([this, sink = std::move(sink)](Time now) {
     if (stopped_ || live_.find(sink->id.value()) == live_.end()) return;
     const auto start = std::chrono::steady_clock::now();
+    if (engine_core_) {
+      engine_core_->cancel(sink->id, now);
+      counters_.core_seconds += seconds_between(start, std::chrono::steady_clock::now());
+      apply_engine_effects(now);
+      return;
+    }
     scheduler_->cancel(sink->id, now);
     counters_.core_seconds += seconds_between(start, std::chrono::steady_clock::now());
     apply_effects(now);
@@ -190,13 +206,17 @@ void SchedulerLoop::handle_submit(Submission& submission, Time now) {
   submission.sink->id = spec.id;
   metrics_.on_arrival(spec.model, spec.slo_class);
   if (draining_ || stopped_) {
-    live_[spec.id.value()] =
-        LiveRequest{submission.sink, kNoSequence, spec.max_tokens, 0, now, now, std::nullopt};
+    live_[spec.id.value()] = LiveRequest{submission.sink, kNoSequence, spec.max_tokens, 0, now, now,
+                                         std::nullopt,    spec.model};
     finish(rejected_record(spec, Reason::kDraining, now), now);
     return;
   }
-  live_[spec.id.value()] =
-      LiveRequest{submission.sink, kNoSequence, spec.max_tokens, 0, now, now, std::nullopt};
+  live_[spec.id.value()] = LiveRequest{submission.sink, kNoSequence, spec.max_tokens, 0, now, now,
+                                       std::nullopt,    spec.model};
+  if (engine_core_) {
+    submit_to_engines(submission, now);
+    return;
+  }
   const auto start = std::chrono::steady_clock::now();
   const SubmitResult result = scheduler_->submit(spec, now);
   counters_.core_seconds += seconds_between(start, std::chrono::steady_clock::now());
@@ -358,11 +378,16 @@ void SchedulerLoop::check_drained(Time now) {
 }
 
 void SchedulerLoop::end_drain_now(Time now) {
-  if (scheduler_->live_requests() > 0) {
-    scheduler_->stop(now, Reason::kDriverStopped);
-    engines_->abandon_all();
+  if (engine_core_) {
+    if (engine_core_->live_requests() > 0) engine_core_->stop(now, Reason::kDriverStopped);
+    apply_engine_effects(now);
+  } else {
+    if (scheduler_->live_requests() > 0) {
+      scheduler_->stop(now, Reason::kDriverStopped);
+      engines_->abandon_all();
+    }
+    apply_effects(now);
   }
-  apply_effects(now);
   // Requests rejected while draining never reached the core; anything left is gone with it.
   while (!live_.empty()) {
     const auto it = live_.begin();
@@ -375,6 +400,10 @@ void SchedulerLoop::end_drain_now(Time now) {
     finish(record, now);
   }
   check_drained(now);
+}
+
+size_t SchedulerLoop::live_in_core() const {
+  return engine_core_ ? engine_core_->live_requests() : scheduler_->live_requests();
 }
 
 int SchedulerLoop::retry_after_s(ModelId model, Reason reason, Time now) const {
@@ -394,11 +423,15 @@ std::string SchedulerLoop::render_query(LoopQuery query, Time now) const {
   switch (query) {
     case LoopQuery::kHealth:
       return nlohmann::json{
-          {"status", "ok"}, {"live_requests", scheduler_->live_requests()}, {"draining", draining_}}
+          {"status", "ok"}, {"live_requests", live_in_core()}, {"draining", draining_}}
           .dump();
-    case LoopQuery::kMetrics:
-      return metrics_.render(compute_load_report(scheduler_->state(), now), http_, counters_,
-                             draining_, scheduler_->state().gang.phases_started);
+    case LoopQuery::kMetrics: {
+      std::string text =
+          metrics_.render(compute_load_report(scheduler_->state(), now), http_, counters_,
+                          draining_, scheduler_->state().gang.phases_started);
+      if (engine_core_) text += render_engine_metrics();
+      return text;
+    }
     case LoopQuery::kLoad: {
       nlohmann::json report = to_json(compute_load_report(scheduler_->state(), now));
       report["draining"] = draining_;

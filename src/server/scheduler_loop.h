@@ -31,8 +31,12 @@
 #include "config/server_config.h"
 #include "engine/emulated_gpus.h"
 #include "engine/wall_clock.h"
+#include "sched/request_level/request_level_core.h"
 #include "sched/scheduler.h"
 #include "server/emulated_output_length.h"
+#include "server/engine_control_calls.h"
+#include "server/engine_stream.h"
+#include "server/log.h"
 #include "server/server_metrics.h"
 #include "server/stream_event.h"
 
@@ -59,7 +63,7 @@ class SchedulerLoop {
   // `network` are the network threads' io_contexts, indexed like StreamSink::network_thread.
   SchedulerLoop(const Scenario& scenario, const ServerConfig& config, const WallClock& clock,
                 std::vector<boost::asio::io_context*> network, Deliver deliver,
-                const HttpCounters& http);
+                const HttpCounters& http, const Logger* log = nullptr);
   ~SchedulerLoop();
 
   // Starts the loop's thread; stop() ends it (after stopping the core if still live).
@@ -77,6 +81,12 @@ class SchedulerLoop {
   // Stops every live request now (a second SIGTERM) and then calls the drain callback.
   void stop_requests();
 
+  // Request-level mode (server.engines; scheduler_loop_engines.cc). Thread-safe: a request's
+  // engine sent text (`tokens` generated so far), and its call to `engine` ended.
+  void engine_text(RequestId id, int32_t tokens);
+  void engine_end(RequestId id, uint16_t engine, const EngineStreamEnd& end);
+  bool engines_real() const { return engine_core_ != nullptr; }
+
   boost::asio::io_context& io() { return io_; }
 
  private:
@@ -88,6 +98,7 @@ class SchedulerLoop {
     Time arrival;
     Time last_token;
     std::optional<Time> planned_first_token;
+    ModelId model;
   };
   // Runs `work` on the loop's thread with the busy-time bookkeeping around it.
   template <typename Work>
@@ -122,6 +133,31 @@ class SchedulerLoop {
   void end_drain_now(Time now);
   int retry_after_s(ModelId model, Reason reason, Time now) const;
   std::string render_query(LoopQuery query, Time now) const;
+  size_t live_in_core() const;
+
+  // Request-level mode (scheduler_loop_engines.cc).
+  struct EngineProcess {
+    EngineKind kind = EngineKind::kVllm;
+    std::string model_name;
+    EngineEndpoint endpoint;
+    bool health_call_out = false;
+    int64_t failures = 0;
+    int64_t control_calls = 0;
+    double control_seconds = 0;
+  };
+  void build_engine_core();
+  void start_engines();
+  void submit_to_engines(Submission& submission, Time now);
+  void apply_engine_effects(Time now);
+  void control_engine(const EngineControl& control, Time now);
+  // Starts a pause, resume or health call on network thread 0; its answer comes back by post.
+  void call_engine(EngineIndex engine, EngineCall call, Time asked);
+  void on_control_answer(EngineIndex engine, EngineCall call, bool ok, const std::string& why,
+                         Time asked, Time now);
+  void poll_engine_health();
+  void on_health_answer(EngineIndex engine, bool ok, const std::string& why, Time now);
+  void engine_failed(EngineIndex engine, const std::string& why, Time now);
+  std::string render_engine_metrics() const;
 
   const Scenario& scenario_;
   const ServerConfig& config_;
@@ -129,6 +165,7 @@ class SchedulerLoop {
   std::vector<boost::asio::io_context*> network_;
   Deliver deliver_;
   const HttpCounters& http_;
+  const Logger* log_;
 
   boost::asio::io_context io_;
   std::thread thread_;
@@ -149,6 +186,10 @@ class SchedulerLoop {
   std::function<void()> on_drained_;
   bool stopped_ = false;
   std::vector<std::unique_ptr<boost::asio::steady_timer>> fault_timers_;
+  // Request-level mode: the core that routes requests to engine processes, and the engines.
+  std::unique_ptr<RequestLevelCore> engine_core_;
+  std::vector<EngineProcess> engine_processes_;  // by EngineIndex
+  boost::asio::steady_timer health_timer_;
 };
 
 }  // namespace gangway

@@ -16,6 +16,7 @@
 
 #include "core/ids.h"
 #include "core/outcome.h"
+#include "core/time.h"
 
 namespace gangway {
 
@@ -44,7 +45,17 @@ struct FinishedRequest {
   std::optional<double> queue_ms;
 };
 
-// What a kFinished or kReply event carries besides the sink (one per request, not per token).
+// Where a kDispatch event sends a request: one engine process (request-level mode,
+// docs/engines.md).
+struct UpstreamTarget {
+  uint16_t engine = 0;  // the core's EngineIndex
+  std::string host;
+  uint16_t port = 0;
+  Duration idle_timeout = std::chrono::seconds(30);
+};
+
+// What a kFinished, kReply or kDispatch event carries besides the sink (one per request, not per
+// token).
 struct StreamEventPayload {
   // Keeps the sink alive until the network thread has seen the request's last event.
   std::shared_ptr<StreamSink> keep;
@@ -52,12 +63,16 @@ struct StreamEventPayload {
   // kReply: the answer to a query (/health, /metrics, /load).
   int reply_status = 200;
   std::string reply_body;
+  // kDispatch: the engine to send the request to.
+  UpstreamTarget upstream;
 };
 
 // One event for a request's connection, 32 bytes: a token event (the common one, tens of
 // thousands a second) is a plain struct with no reference count to touch and nothing to free.
 struct StreamEvent {
-  enum class Kind : uint8_t { kToken, kFinished, kReply };
+  // kDispatch and kAbort exist only in request-level mode: send the request to its engine now;
+  // close its upstream call (the core ended it while its engine ran it).
+  enum class Kind : uint8_t { kToken, kFinished, kReply, kDispatch, kAbort };
   // Not owning. The loop's record of a live request holds the sink until the request ends; it
   // then hands it over to the request's kFinished event (payload->keep), which reaches the same
   // network thread after every token event of that request (one mailbox, in order). A token
@@ -68,7 +83,7 @@ struct StreamEvent {
   // kToken: the request's output length after this token (1 for the first token).
   int32_t tokens_after = 0;
   Kind kind = Kind::kToken;
-  std::unique_ptr<StreamEventPayload> payload;  // kFinished, kReply
+  std::unique_ptr<StreamEventPayload> payload;  // kFinished, kReply, kDispatch
 };
 
 }  // namespace gangway

@@ -1,4 +1,4 @@
-#include "client/sse_stream.h"
+#include "engine/sse_stream.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,5 @@
-// The streamed answer of an OpenAI-compatible server, as `gangway load` reads it: Server-Sent
+// The streamed answer of an OpenAI-compatible server, as `gangway load` and `gangway serve`'s
+// engine proxy read it: Server-Sent
 // Events split from the bytes of a chunked body (SseSplitter), and each event's data read as
 // JSON (parse_stream_chunk), so that any server's spelling of the same JSON reads the same
 // (spaces after colons, key order, a token in the same chunk as its finish_reason).
@@ -53,21 +54,26 @@ struct StreamChunk {
   // choices[0].text (completions) or choices[0].delta.content (chat) is a non-empty string:
   // the chunk carries generated text.
   bool has_text = false;
+  // That text (JSON escapes undone), when the reader was asked to keep it.
+  std::string text;
   // choices[0].finish_reason when it is a string (null while the answer goes on).
   std::optional<std::string> finish_reason;
   // gangway's own fields (on the chunk or its choice): see docs/server.md.
   std::optional<double> engine_ttft_ms;
   std::optional<double> queue_ms;
   std::optional<int64_t> cached_prompt_tokens;
-  // usage.completion_tokens.
+  // usage.completion_tokens and usage.prompt_tokens.
   std::optional<int64_t> completion_tokens;
-  // error.code when it is a string.
+  std::optional<int64_t> prompt_tokens;
+  // error.code and error.message when they are strings.
   std::string error_code;
+  std::string error_message;
 };
 
 // Deeper JSON than this is kInvalid (no OpenAI chunk nests more than a few levels).
 inline constexpr int kMaxStreamChunkDepth = 32;
 
-StreamChunk parse_stream_chunk(std::string_view data);
+// `keep_text`: fill StreamChunk::text (the load generator only needs has_text).
+StreamChunk parse_stream_chunk(std::string_view data, bool keep_text = false);
 
 }  // namespace gangway

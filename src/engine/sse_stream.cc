@@ -1,4 +1,4 @@
-#include "client/sse_stream.h"
+#include "engine/sse_stream.h"
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -78,7 +78,7 @@ enum class Place : uint8_t {
 // Reads a chunk's few fields as the parser walks it (nlohmann-json's SAX interface).
 class ChunkReader {
  public:
-  explicit ChunkReader(StreamChunk& out) : out_(out) {}
+  ChunkReader(StreamChunk& out, bool keep_text) : out_(out), keep_text_(keep_text) {}
 
   bool null() { return value_done(); }
   bool boolean(bool) { return value_done(); }
@@ -97,10 +97,13 @@ class ChunkReader {
     if ((place == Place::kFirstChoice && key_ == "text") ||
         (place == Place::kDelta && key_ == "content")) {
       out_.has_text = out_.has_text || !value.empty();
+      if (keep_text_) out_.text += value;
     } else if (place == Place::kFirstChoice && key_ == "finish_reason") {
       out_.finish_reason = value;
     } else if (place == Place::kError && key_ == "code") {
       out_.error_code = value;
+    } else if ((place == Place::kError || place == Place::kRoot) && key_ == "message") {
+      out_.error_message = value;
     } else if (place == Place::kRoot && key_ == "object" && value == "error") {
       saw_error_object_ = true;  // vLLM's older error event: {"object": "error", ...}
     }
@@ -173,11 +176,14 @@ class ChunkReader {
       if (key_ == "cached_prompt_tokens") out_.cached_prompt_tokens = whole;
     } else if (place == Place::kUsage && key_ == "completion_tokens") {
       out_.completion_tokens = whole;
+    } else if (place == Place::kUsage && key_ == "prompt_tokens") {
+      out_.prompt_tokens = whole;
     }
     return value_done();
   }
 
   StreamChunk& out_;
+  bool keep_text_;
   std::vector<Frame> stack_;
   std::string key_;
   bool saw_error_object_ = false;
@@ -185,7 +191,7 @@ class ChunkReader {
 
 }  // namespace
 
-StreamChunk parse_stream_chunk(std::string_view data) {
+StreamChunk parse_stream_chunk(std::string_view data, bool keep_text) {
   StreamChunk chunk;
   if (data == "[DONE]") {
     chunk.kind = StreamChunk::Kind::kDone;
@@ -194,7 +200,7 @@ StreamChunk parse_stream_chunk(std::string_view data) {
   // Only an object is a chunk; checked first so that the reader's root is an object.
   const size_t first = data.find_first_not_of(" \t\r\n");
   if (first == std::string_view::npos || data[first] != '{') return chunk;
-  ChunkReader reader(chunk);
+  ChunkReader reader(chunk, keep_text);
   const bool parsed = nlohmann::json::sax_parse(data, &reader);
   if (!parsed) {
     StreamChunk invalid;

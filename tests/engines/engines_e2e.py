@@ -1,0 +1,421 @@
+#!/usr/bin/env python3
+"""gangway serve in front of engine processes, end to end on loopback.
+
+Usage: engines_e2e.py GANGWAY CASE
+Cases (each bounded; every process it starts is stopped at the end):
+  api          completions and chat, streamed and not, usage, on gangway engine processes
+  lease        large and small requests interleaved: pause/resume calls seen by the engines
+               (their /is_paused and /metrics) and by gangway's /metrics
+  disconnect   a client that goes away mid-stream: the engine's request is aborted at once
+  exclusive    kind openai: no pause or resume call is ever made, tiers still never overlap
+  kill         kill -9 of an engine mid-stream: every request ends exactly once, documented
+  hang         an engine that never answers: its request fails by timeout, the engine is down
+  garbage      an engine that answers garbage / 500: the request fails with a clear error
+  bad_config   a bad server.engines section: exit 2 with one line naming the field
+Exit 0: passed; 77: skipped (no gangway engine command in this build); 1: failed.
+"""
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FAKE = os.path.join(HERE, "fake_engine.py")
+PROCESSES = []
+
+
+def fail(message):
+    print("FAIL: " + message, flush=True)
+    raise SystemExit(1)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start(command, **kwargs):
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kwargs)
+    PROCESSES.append(process)
+    return process
+
+
+def stop_all():
+    for process in PROCESSES:
+        if process.poll() is None:
+            process.kill()
+    for process in PROCESSES:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def wait_http(port, path="/health", timeout_s=20):
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        try:
+            connection = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            connection.request("GET", path)
+            if connection.getresponse().status == 200:
+                return
+        except OSError:
+            pass
+        time.sleep(0.05)
+    fail(f"nothing answered on port {port}{path} within {timeout_s} s")
+
+
+def get(port, path, timeout=10):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    connection.request("GET", path)
+    response = connection.getresponse()
+    return response.status, response.read().decode()
+
+
+def post(port, path, body, timeout=30):
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    return response.status, response.read().decode()
+
+
+def stream(port, path, body, timeout=30, stop_after=None):
+    """Streams an answer; returns (status, data payloads). stop_after: close after N events."""
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
+    connection.request("POST", path, json.dumps(body), {"Content-Type": "application/json"})
+    response = connection.getresponse()
+    events = []
+    if response.status != 200:
+        return response.status, [response.read().decode()]
+    buffer = b""
+    while True:
+        piece = response.read1(65536)
+        if not piece:
+            break
+        buffer += piece
+        while b"\n\n" in buffer:
+            event, buffer = buffer.split(b"\n\n", 1)
+            for line in event.split(b"\n"):
+                if line.startswith(b"data: "):
+                    events.append(line[6:].decode())
+            if stop_after is not None and len(events) >= stop_after:
+                connection.sock.shutdown(socket.SHUT_RDWR)
+                connection.close()
+                return response.status, events
+    return response.status, events
+
+
+def metric(text, name, labels=""):
+    total = 0.0
+    found = False
+    for line in text.splitlines():
+        if line.startswith("#"):
+            continue
+        key, _, value = line.rpartition(" ")
+        if key == name or (key.startswith(name + "{") and labels in key):
+            total += float(value)
+            found = True
+    return total if found else None
+
+
+def has_engine_command(gangway):
+    result = subprocess.run([gangway, "--help"], capture_output=True, timeout=30)
+    return any(line.split()[:1] == ["engine"] for line in result.stdout.decode().splitlines())
+
+
+class Node:
+    """gangway serve over small-model and large-model engines."""
+
+    def __init__(self, gangway, kind="vllm", small=2, behaviours=None, use_fake=False,
+                 extra_server="", token_ms=5):
+        self.gangway = gangway
+        self.dir = tempfile.mkdtemp(prefix="gangway-engines-")
+        self.small_ports = [free_port() for _ in range(small)]
+        self.large_port = free_port()
+        behaviours = behaviours or {}
+        engines = [("llama-3-8b", port, False) for port in self.small_ports]
+        engines.append(("llama-3-70b", self.large_port, True))
+        for index, (model, port, large) in enumerate(engines):
+            behaviour = behaviours.get(index)
+            if use_fake or behaviour:
+                start([sys.executable, FAKE, "--port", str(port), "--model", model,
+                       "--behaviour", behaviour or "normal", "--token-ms", str(token_ms)])
+            else:
+                command = [gangway, "engine", "--model", model, "--port", str(port)]
+                if large:
+                    command += ["--tensor-parallel-size", "8"]
+                start(command, env=dict(os.environ, VLLM_SERVER_DEV_MODE="1"))
+        for index, (model, port, large) in enumerate(engines):
+            if behaviours.get(index) != "hang":
+                wait_http(port, "/v1/models")
+        gpus = ", ".join(str(g) for g in range(small))
+        urls_small = ", ".join(f"http://127.0.0.1:{p}" for p in self.small_ports)
+        scenario = f"""
+models:
+  - {{name: llama-3-8b, tier: small, shape: llama-3-8b, gpus: [{gpus}]}}
+  - {{name: llama-3-70b, tier: large, shape: llama-3-70b, gpus: all, tensor_parallel: 8}}
+policy: {{name: gangway, lease_max_ms: 50, max_large_wait_ms: 200}}
+workload:
+  streams:
+    - {{name: s, model: llama-3-8b, arrival: {{rate_per_s: 1}}, prompt_tokens: 8, output_tokens: 4}}
+server:
+  engine_idle_timeout_s: 2
+  engine_control_timeout_s: 1
+  engine_health_interval_s: 0.2
+  log_level: warn
+{extra_server}
+  engines:
+    llama-3-8b: {{kind: {kind}, urls: [{urls_small}]}}
+    llama-3-70b: {{kind: {kind}, urls: [http://127.0.0.1:{self.large_port}]}}
+"""
+        self.scenario = os.path.join(self.dir, "node.yaml")
+        with open(self.scenario, "w") as out:
+            out.write(scenario)
+        port_file = os.path.join(self.dir, "port")
+        self.serve = start([gangway, "serve", self.scenario, "--port", "0", "--port-file", port_file])
+        deadline = time.time() + 30
+        while not os.path.exists(port_file):
+            if self.serve.poll() is not None:
+                fail("gangway serve exited: " + self.serve.stderr.read().decode())
+            if time.time() > deadline:
+                fail("gangway serve did not start")
+            time.sleep(0.05)
+        with open(port_file) as f:
+            self.port = int(f.read().strip())
+        wait_http(self.port)
+
+    def metrics(self):
+        return get(self.port, "/metrics")[1]
+
+
+def completion(model, max_tokens=8, stream_it=False, chat=False, usage=False):
+    body = {"model": model, "max_tokens": max_tokens, "stream": stream_it}
+    if chat:
+        body["messages"] = [{"role": "user", "content": "Hello"}]
+    else:
+        body["prompt"] = "Hello, GPUs"
+    if usage:
+        body["stream_options"] = {"include_usage": True}
+    return body
+
+
+def case_api(gangway):
+    node = Node(gangway)
+    for model in ("llama-3-8b", "llama-3-70b"):
+        status, text = post(node.port, "/v1/completions", completion(model, 6))
+        if status != 200:
+            fail(f"completion on {model}: {status} {text}")
+        answer = json.loads(text)
+        if answer["usage"]["completion_tokens"] < 1 or not answer["choices"][0]["text"]:
+            fail("completion without text or usage: " + text)
+        status, text = post(node.port, "/v1/chat/completions", completion(model, 6, chat=True))
+        if status != 200 or json.loads(text)["object"] != "chat.completion":
+            fail(f"chat on {model}: {status} {text}")
+        status, events = stream(node.port, "/v1/completions",
+                                completion(model, 6, stream_it=True, usage=True))
+        if status != 200 or events[-1] != "[DONE]":
+            fail(f"stream on {model}: {status} {events}")
+        chunks = [json.loads(e) for e in events[:-1]]
+        if not any(c.get("usage") for c in chunks):
+            fail("a stream asked for usage and got none: " + str(events))
+        if not any(ch.get("finish_reason") for c in chunks for ch in c.get("choices", [])):
+            fail("a stream without a finish_reason: " + str(events))
+        status, events = stream(node.port, "/v1/chat/completions",
+                                completion(model, 6, stream_it=True, chat=True))
+        if status != 200 or events[-1] != "[DONE]":
+            fail(f"chat stream on {model}: {status} {events}")
+    status, text = post(node.port, "/v1/completions", completion("no-such-model"))
+    if status != 404:
+        fail(f"unknown model: {status}")
+    metrics = node.metrics()
+    if metric(metrics, "gangway_engine_up") != 3:
+        fail("gangway_engine_up is not 3:\n" + metrics)
+
+
+def case_lease(gangway):
+    node = Node(gangway)
+    for round_ in range(3):
+        status, text = post(node.port, "/v1/completions", completion("llama-3-70b", 4))
+        if status != 200:
+            fail(f"large request: {status} {text}")
+        status, text = post(node.port, "/v1/completions", completion("llama-3-8b", 4))
+        if status != 200:
+            fail(f"small request: {status} {text}")
+    metrics = node.metrics()
+    switches = metric(metrics, "gangway_tier_switches_total")
+    pauses = metric(metrics, "gangway_engine_pauses_total")
+    resumes = metric(metrics, "gangway_engine_resumes_total")
+    if not switches or switches < 5 or not pauses or not resumes:
+        fail(f"expected tier switches with pauses and resumes, got {switches} {pauses} {resumes}")
+    if metric(metrics, "gangway_engine_mode", 'mode="lease"') != 1:
+        fail("not in lease mode")
+    # The small tier holds the GPUs now: the large model's engine is paused, the small ones not.
+    status, text = get(node.large_port, "/is_paused")
+    if status != 200 or not json.loads(text)["is_paused"]:
+        fail("the large model's engine is not paused while the small tier holds: " + text)
+    status, text = get(node.small_ports[0], "/is_paused")
+    if json.loads(text)["is_paused"]:
+        fail("a small engine is paused while its tier holds the GPUs")
+    print(f"switches {switches:.0f} pauses {pauses:.0f} resumes {resumes:.0f}")
+
+
+def case_disconnect(gangway):
+    node = Node(gangway, use_fake=True, token_ms=20)
+    status, events = stream(node.port, "/v1/completions",
+                            completion("llama-3-8b", 200, stream_it=True), stop_after=3)
+    if status != 200 or len(events) < 3:
+        fail(f"stream: {status} {events}")
+    deadline = time.time() + 5
+    aborted = 0
+    while time.time() < deadline:
+        aborted = sum(metric(get(p, "/metrics")[1], "fake_engine_aborted_total") or 0
+                      for p in node.small_ports)
+        if aborted >= 1:
+            break
+        time.sleep(0.05)
+    if aborted < 1:
+        fail("the engine did not see the client go away")
+    deadline = time.time() + 5
+    while time.time() < deadline:
+        cancelled = metric(node.metrics(), "gangway_requests_finished_total", 'outcome="cancelled"')
+        if cancelled:
+            return
+        time.sleep(0.05)
+    fail("gangway did not count the request as cancelled:\n" + node.metrics())
+
+
+def case_exclusive(gangway):
+    node = Node(gangway, kind="openai", use_fake=True)
+    for _ in range(2):
+        for model in ("llama-3-70b", "llama-3-8b"):
+            status, text = post(node.port, "/v1/completions", completion(model, 4))
+            if status != 200:
+                fail(f"{model}: {status} {text}")
+    for port in node.small_ports + [node.large_port]:
+        text = get(port, "/metrics")[1]
+        if metric(text, "fake_engine_pauses_total") or metric(text, "fake_engine_resumes_total"):
+            fail("an openai engine got a pause or resume call")
+    metrics = node.metrics()
+    if metric(metrics, "gangway_engine_mode", 'mode="exclusive"') != 1:
+        fail("not in exclusive mode")
+    if not metric(metrics, "gangway_tier_switches_total"):
+        fail("no tier switch in exclusive mode")
+
+
+def case_kill(gangway):
+    node = Node(gangway, use_fake=True, token_ms=20)
+    import concurrent.futures
+    results = []
+    with concurrent.futures.ThreadPoolExecutor(8) as pool:
+        futures = [pool.submit(stream, node.port, "/v1/completions",
+                               completion("llama-3-8b", 100, stream_it=True)) for _ in range(6)]
+        time.sleep(0.5)
+        victim = PROCESSES[0]  # the first small engine
+        os.kill(victim.pid, signal.SIGKILL)
+        for future in futures:
+            results.append(future.result(timeout=30))
+    completed = failed = 0
+    for status, events in results:
+        if status != 200:
+            fail(f"status {status} {events}")
+        if events[-1] != "[DONE]":
+            fail("a stream did not end with [DONE]: " + str(events[-3:]))
+        last = json.loads(events[-2])
+        if "error" in last:
+            if last["error"]["code"] != "engine_failed":
+                fail("unexpected error: " + events[-2])
+            failed += 1
+        else:
+            completed += 1
+    if failed < 1 or completed < 1:
+        fail(f"expected some failed (the killed engine's) and some completed: {completed} {failed}")
+    metrics = node.metrics()
+    if metric(metrics, "gangway_engine_up", f"127.0.0.1:{node.small_ports[0]}") != 0:
+        fail("the killed engine is still up")
+    # A new small request goes to the engine left.
+    status, text = post(node.port, "/v1/completions", completion("llama-3-8b", 4))
+    if status != 200:
+        fail(f"after the kill: {status} {text}")
+    total = metric(metrics, "gangway_requests_finished_total", 'model="llama-3-8b"')
+    arrived = metric(metrics, "gangway_requests_arrived_total", 'model="llama-3-8b"')
+    if arrived is not None and total != arrived:
+        fail(f"arrived {arrived} != ended {total}")
+    print(f"completed {completed} failed {failed}")
+
+
+def case_hang(gangway):
+    node = Node(gangway, use_fake=True, behaviours={2: "hang"})
+    started = time.time()
+    status, text = post(node.port, "/v1/completions", completion("llama-3-70b", 4))
+    if status != 503 or json.loads(text)["error"]["code"] not in ("engine_failed", "no_capacity"):
+        fail(f"a hung engine's request: {status} {text}")
+    if time.time() - started > 15:
+        fail("the hung engine was not detected within its timeouts")
+    if metric(node.metrics(), "gangway_engine_up", f"127.0.0.1:{node.large_port}") != 0:
+        fail("the hung engine is still up")
+
+
+def case_garbage(gangway):
+    node = Node(gangway, use_fake=True, behaviours={0: "garbage", 1: "error500"})
+    seen = set()
+    for _ in range(4):
+        status, text = post(node.port, "/v1/completions", completion("llama-3-8b", 4))
+        if status != 503:
+            fail(f"expected 503 engine_failed, got {status} {text}")
+        error = json.loads(text)["error"]
+        if error["code"] != "engine_failed":
+            fail("unexpected code: " + text)
+        seen.add(error["message"])
+    if not any("not an OpenAI chunk" in m for m in seen) or not any("500" in m for m in seen):
+        fail("the errors do not say what the engines did: " + str(seen))
+
+
+def case_bad_config(gangway):
+    directory = tempfile.mkdtemp(prefix="gangway-engines-")
+    path = os.path.join(directory, "bad.yaml")
+    with open(path, "w") as out:
+        out.write("""models:
+  - {name: llama-3-8b, tier: small, shape: llama-3-8b, gpus: [0, 1]}
+workload:
+  streams:
+    - {name: s, model: llama-3-8b, arrival: {rate_per_s: 1}}
+server:
+  engines:
+    llama-3-8b: {kind: vllm, urls: [http://127.0.0.1:1]}
+""")
+    result = subprocess.run([gangway, "serve", path, "--port", "0"], capture_output=True,
+                            timeout=30)
+    message = result.stderr.decode()
+    if result.returncode != 2 or "server.engines.llama-3-8b.urls" not in message:
+        fail(f"exit {result.returncode}: {message}")
+    if len(message.strip().splitlines()) != 1:
+        fail("more than one line: " + message)
+
+
+CASES = {"api": case_api, "lease": case_lease, "disconnect": case_disconnect,
+         "exclusive": case_exclusive, "kill": case_kill, "hang": case_hang,
+         "garbage": case_garbage, "bad_config": case_bad_config}
+NEEDS_ENGINE = {"api", "lease"}
+
+
+def main():
+    gangway, case = sys.argv[1], sys.argv[2]
+    if case in NEEDS_ENGINE and not has_engine_command(gangway):
+        print("skipped: this build has no gangway engine command")
+        return 77
+    try:
+        CASES[case](gangway)
+    finally:
+        stop_all()
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
