@@ -147,7 +147,9 @@ class Node:
                 start([sys.executable, FAKE, "--port", str(port), "--model", model,
                        "--behaviour", behaviour or "normal", "--token-ms", str(token_ms)])
             else:
-                command = [gangway, "engine", "--model", model, "--port", str(port)]
+                # The memory shares gangway derives for this node (its `engine` log lines).
+                command = [gangway, "engine", "--model", model, "--port", str(port),
+                           "--gpu-memory-utilization", "0.509" if large else "0.490"]
                 if large:
                     command += ["--tensor-parallel-size", "8"]
                 start(command, env=dict(os.environ, VLLM_SERVER_DEV_MODE="1"))
