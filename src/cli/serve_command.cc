@@ -1,12 +1,15 @@
 #include "cli/serve_command.h"
 
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <fstream>
 
 #include "cli/workload_overrides.h"
 #include "config/scenario.h"
 #include "core/input_error.h"
+#include "engine/engine_supervisor.h"
 #include "sched/policy_registry.h"
+#include "server/engine_launch.h"
 #include "server/http_server.h"
 #include "server/log.h"
 
@@ -160,6 +163,33 @@ int run_serve(const ServeOptions& options, std::ostream& err) {
     err << "gangway: error: " << error.what() << "\n";
     return 2;
   }
+  // Engines with a launch template are started here, each until it answers its health check;
+  // the supervisor restarts one that dies (the scheduler sees it down and up by its own health
+  // polls) and stops them all when the server has stopped.
+  std::unique_ptr<EngineSupervisor> supervisor;
+  const std::vector<EngineLaunchSpec> launches = engine_launch_specs(
+      scenario.server.engines, scenario.node, std::filesystem::temp_directory_path().string());
+  if (!launches.empty()) {
+    for (const EngineLaunchSpec& launch : launches) {
+      log->info("engine_launch", {{"engine", launch.name}, {"log", launch.log_path}});
+    }
+    EngineSupervisorCallbacks callbacks;
+    const Logger* logger = log.get();
+    callbacks.on_down = [logger](size_t, const std::string& name, const std::string& reason) {
+      logger->warn("engine_process_down", {{"engine", name}, {"reason", reason}});
+    };
+    callbacks.on_up = [logger](size_t, const std::string& name) {
+      logger->info("engine_process_up", {{"engine", name}});
+    };
+    supervisor = std::make_unique<EngineSupervisor>(launches, EngineSupervisorOptions(),
+                                                    std::move(callbacks));
+    try {
+      supervisor->start();
+    } catch (const EngineStartError& error) {
+      err << "gangway: error: " << error.what() << "\n";
+      return 1;
+    }
+  }
   if (options.port_file) {
     const std::string temporary = *options.port_file + ".tmp";
     std::ofstream out(temporary);
@@ -170,12 +200,14 @@ int run_serve(const ServeOptions& options, std::ostream& err) {
       return 2;
     }
   }
+  int status = 1;
   try {
-    return server->run();
+    status = server->run();
   } catch (const std::exception& error) {
     log->error("failed", {{"error", error.what()}});
-    return 1;
   }
+  if (supervisor) supervisor->stop();
+  return status;
 }
 
 }  // namespace gangway

@@ -50,7 +50,7 @@ struct EngineEndpoint {
   int64_t kv_capacity_tokens = 0;
   int32_t max_num_seqs = 0;
   // The launch template with {gpu}, {port}, {memory_share} and {model} filled in; empty
-  // without one.
+  // without one (the engine is attached to, not launched: server/engine_launch.h).
   std::string launch_command;
 };
 

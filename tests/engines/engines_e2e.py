@@ -12,6 +12,9 @@ Cases (each bounded; every process it starts is stopped at the end):
   hang         an engine that never answers: its request fails by timeout, the engine is down
   garbage      an engine that answers garbage / 500: the request fails with a clear error
   bad_config   a bad server.engines section: exit 2 with one line naming the field
+  launch       8 small + 1 large gangway engine processes that gangway serve launches itself
+               from launch templates: a mixed burst completes over every engine, with lease
+               cycles; SIGTERM stops gangway and its engines
 Exit 0: passed; 77: skipped (no gangway engine command in this build); 1: failed.
 """
 import http.client
@@ -400,10 +403,83 @@ server:
         fail("more than one line: " + message)
 
 
+def case_launch(gangway):
+    directory = tempfile.mkdtemp(prefix="gangway-engines-")
+    small_ports = [free_port() for _ in range(8)]
+    large_port = free_port()
+    urls = ", ".join(f"http://127.0.0.1:{p}" for p in small_ports)
+    template = f"{gangway} engine --model {{model}} --port {{port}} --gpu-memory-utilization {{memory_share}}"
+    scenario = os.path.join(directory, "node.yaml")
+    with open(scenario, "w") as out:
+        out.write(f"""models:
+  - {{name: llama-3-8b, tier: small, shape: llama-3-8b, gpus: all}}
+  - {{name: llama-3-70b, tier: large, shape: llama-3-70b, gpus: all, tensor_parallel: 8}}
+policy: {{name: gangway, lease_max_ms: 50, max_large_wait_ms: 200}}
+workload:
+  streams:
+    - {{name: s, model: llama-3-8b, arrival: {{rate_per_s: 1}}, prompt_tokens: 8, output_tokens: 4}}
+server:
+  log_level: warn
+  engines:
+    llama-3-8b: {{kind: vllm, urls: [{urls}], launch: "{template}"}}
+    llama-3-70b:
+      kind: vllm
+      urls: [http://127.0.0.1:{large_port}]
+      launch: "{template} --tensor-parallel-size 8"
+""")
+    port_file = os.path.join(directory, "port")
+    serve = start([gangway, "serve", scenario, "--port", "0", "--port-file", port_file])
+    deadline = time.time() + 60
+    while not os.path.exists(port_file):
+        if serve.poll() is not None:
+            fail("gangway serve exited: " + serve.stderr.read().decode())
+        if time.time() > deadline:
+            fail("gangway serve did not start its engines")
+        time.sleep(0.05)
+    with open(port_file) as f:
+        port = int(f.read().strip())
+    wait_http(port)
+    import concurrent.futures
+    with concurrent.futures.ThreadPoolExecutor(24) as pool:
+        futures = []
+        for i in range(24):
+            model = "llama-3-70b" if i % 6 == 0 else "llama-3-8b"
+            futures.append(pool.submit(stream, port, "/v1/completions",
+                                       completion(model, 16, stream_it=True)))
+        for future in futures:
+            status, events = future.result(timeout=60)
+            if status != 200 or events[-1] != "[DONE]" or "error" in events[-2]:
+                fail(f"a request of the burst: {status} {events[-2:]}")
+    served = 0
+    for p in small_ports:
+        text = get(p, "/metrics")[1]
+        if metric(text, "vllm:request_success_total"):
+            served += 1
+    if served < 4:
+        fail(f"the burst went to only {served} of the 8 small engines")
+    metrics = get(port, "/metrics")[1]
+    if metric(metrics, "gangway_engine_up") != 9:
+        fail("not every launched engine is up")
+    if not metric(metrics, "gangway_tier_switches_total") or not metric(
+            metrics, "gangway_engine_pauses_total"):
+        fail("no lease cycle with pauses during the mixed burst")
+    serve.send_signal(signal.SIGTERM)
+    if serve.wait(timeout=60) != 0:
+        fail("gangway serve did not exit 0 on SIGTERM")
+    for p in small_ports + [large_port]:
+        try:
+            get(p, "/health", timeout=1)
+            fail(f"the engine on port {p} still runs after gangway stopped")
+        except OSError:
+            pass
+    print(f"small engines served {served}/8, switches "
+          f"{metric(metrics, 'gangway_tier_switches_total'):.0f}")
+
+
 CASES = {"api": case_api, "lease": case_lease, "disconnect": case_disconnect,
          "exclusive": case_exclusive, "kill": case_kill, "hang": case_hang,
-         "garbage": case_garbage, "bad_config": case_bad_config}
-NEEDS_ENGINE = {"api", "lease"}
+         "garbage": case_garbage, "bad_config": case_bad_config, "launch": case_launch}
+NEEDS_ENGINE = {"api", "lease", "launch"}
 
 
 def main():
