@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "client/sse_stream.h"
+#include "engine/sse_stream.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
