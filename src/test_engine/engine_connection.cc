@@ -157,8 +157,14 @@ void EngineConnection::route() {
   }
   if (path == "/pause") {
     if (!post) return respond_detail(405, "Method Not Allowed");
+    // vLLM's older spelling of mode=wait: wait_for_inflight_requests=true (when no mode given).
     const auto mode_text = query_value(query, "mode");
-    const auto mode = mode_text ? parse_pause_mode(*mode_text) : PauseMode::kAbort;
+    const auto wait_flag = query_value(query, "wait_for_inflight_requests");
+    const bool legacy_wait =
+        wait_flag && (*wait_flag == "true" || *wait_flag == "True" || *wait_flag == "1");
+    const auto mode = mode_text     ? parse_pause_mode(*mode_text)
+                      : legacy_wait ? PauseMode::kWait
+                                    : PauseMode::kAbort;
     if (!mode) {
       return respond_error(
           EngineApiError::bad_request("mode must be one of keep, wait, abort", "mode"));

@@ -221,7 +221,8 @@ def check_pause_keep(engine):
 def check_pause_wait(engine):
     stream = Stream(engine, "/v1/completions", {"prompt": "x", "max_tokens": 40})
     stream.next_event()
-    status, body = engine.json("POST", "/pause?mode=wait")
+    # vLLM's older spelling of mode=wait.
+    status, body = engine.json("POST", "/pause?wait_for_inflight_requests=true&clear_cache=false")
     assert status == 200 and body == {"status": "paused"}, body
     # /pause answered once the running request had finished: its stream is complete.
     stream.read_to_end()
