@@ -110,6 +110,12 @@ workload:
 EOF
 run mooncake-host-cache "$scenarios/mooncake.yaml" --routing predicted-ttft --routing sglang
 
+# The small and the large model under gangway's lease mode, shared by the scenarios below.
+two_tiers='models:
+  - {name: llama-3-8b, tier: small}
+  - {name: llama-3-70b, tier: large}
+policy: {name: gangway, mode: lease}'
+
 cat >"$scenarios/prefix-groups.yaml" <<EOF
 name: prefix-groups
 seed: 42
@@ -118,10 +124,7 @@ duration_s: 25
 drain_s: 30
 node: {gpus: 8, hardware: {preset: h100-sxm-80gb, hbm_gb: 40}, host_memory_gib: 16}
 scheduler: {host_prefix_cache: true, kv_split: dynamic, large_kv_fraction: 0.3}
-models:
-  - {name: llama-3-8b, tier: small}
-  - {name: llama-3-70b, tier: large}
-policy: {name: gangway, mode: lease}
+$two_tiers
 workload:
   streams:
     - name: chat
@@ -151,10 +154,7 @@ seed: 7
 warmup_s: 3
 duration_s: 15
 drain_s: 30
-models:
-  - {name: llama-3-8b, tier: small}
-  - {name: llama-3-70b, tier: large}
-policy: {name: gangway, mode: lease}
+$two_tiers
 workload:
   streams:
     - name: system-prompts

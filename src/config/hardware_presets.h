@@ -14,8 +14,4 @@ namespace gangway {
 std::optional<HardwareSpec> find_hardware_preset(const std::string& name);
 std::vector<std::string> hardware_preset_names();
 
-HardwareSpec a100_sxm_80gb();
-HardwareSpec b200_sxm_180gb();
-HardwareSpec mi300x_192gb();
-
 }  // namespace gangway

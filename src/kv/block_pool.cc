@@ -33,34 +33,6 @@ void BlockPool::attach_host(HostKvTier* host, uint32_t host_key, int64_t block_b
   block_bytes_ = block_bytes;
 }
 
-void BlockPool::lru_remove(BlockId block) {
-  Block& b = blocks_[block];
-  if (b.lru_prev != kNoBlock) {
-    blocks_[b.lru_prev].lru_next = b.lru_next;
-  } else {
-    lru_oldest_ = b.lru_next;
-  }
-  if (b.lru_next != kNoBlock) {
-    blocks_[b.lru_next].lru_prev = b.lru_prev;
-  } else {
-    lru_newest_ = b.lru_prev;
-  }
-  b.lru_prev = kNoBlock;
-  b.lru_next = kNoBlock;
-}
-
-void BlockPool::lru_append(BlockId block) {
-  Block& b = blocks_[block];
-  b.lru_prev = lru_newest_;
-  b.lru_next = kNoBlock;
-  if (lru_newest_ != kNoBlock) {
-    blocks_[lru_newest_].lru_next = block;
-  } else {
-    lru_oldest_ = block;
-  }
-  lru_newest_ = block;
-}
-
 void BlockPool::unindex(BlockId block) {
   Block& b = blocks_[block];
   index_.erase(b.hash);
@@ -78,10 +50,10 @@ BlockId BlockPool::take_available() {
 }
 
 BlockId BlockPool::evict_oldest() {
-  const BlockId victim = lru_oldest_;
+  const BlockId victim = lru_.oldest();
   if (victim == kNoBlock) broken("eviction with no cached block");
   if (blocks_[victim].children != 0) broken("the oldest cached block is not a leaf");
-  lru_remove(victim);
+  lru_.remove(blocks_, victim);
   --cached_blocks_;
   if (host_ != nullptr && host_->keeps_prefixes()) {
     host_->keep(host_key_, blocks_[victim].hash, block_bytes_);
@@ -139,7 +111,7 @@ void BlockPool::acquire_blocks(std::span<const BlockId> blocks) {
     Block& b = blocks_[block];
     if (!b.indexed) broken("acquire of a block that is not indexed");
     if (b.refs == 0) {
-      lru_remove(block);
+      lru_.remove(blocks_, block);
       --cached_blocks_;
       ++referenced_blocks_;
     }
@@ -176,7 +148,7 @@ BlockId BlockPool::publish(BlockId block, BlockHash hash, BlockId parent) {
     // Computed twice (two sequences prefilled the same prefix at once): keep the indexed copy.
     Block& e = blocks_[existing];
     if (e.refs == 0) {
-      lru_remove(existing);
+      lru_.remove(blocks_, existing);
       --cached_blocks_;
       ++referenced_blocks_;
     }
@@ -205,7 +177,7 @@ void BlockPool::release(std::span<const BlockId> blocks) {
     if (b.refs > 0) continue;
     --referenced_blocks_;
     if (b.indexed) {
-      lru_append(block);
+      lru_.append(blocks_, block);
       ++cached_blocks_;
     } else {
       unused_.push_back(block);
@@ -239,9 +211,9 @@ bool BlockPool::set_capacity(int64_t blocks) {
 void BlockPool::drop_cached() {
   // Oldest first: the LRU order keeps the oldest a leaf, so each unindex leaves the index closed
   // under prefixes.
-  while (lru_oldest_ != kNoBlock) {
-    const BlockId block = lru_oldest_;
-    lru_remove(block);
+  while (!lru_.empty()) {
+    const BlockId block = lru_.oldest();
+    lru_.remove(blocks_, block);
     --cached_blocks_;
     unindex(block);
     unused_.push_back(block);
@@ -303,7 +275,7 @@ void BlockPool::check() const {
   std::vector<int64_t> position(slots, -1);
   int64_t listed = 0;
   BlockId previous = kNoBlock;
-  for (BlockId block = lru_oldest_; block != kNoBlock; block = blocks_[block].lru_next) {
+  for (BlockId block = lru_.oldest(); block != kNoBlock; block = blocks_[block].lru_next) {
     const Block& b = blocks_[block];
     if (b.lru_prev != previous) broken("LRU links broken");
     if (b.refs != 0 || !b.indexed) broken("the LRU list holds a block that is not cached");
@@ -311,7 +283,7 @@ void BlockPool::check() const {
     previous = block;
     if (listed > cached_blocks_) broken("the LRU list is longer than the cached blocks");
   }
-  if (previous != lru_newest_) broken("LRU tail wrong");
+  if (previous != lru_.newest()) broken("LRU tail wrong");
   if (listed != cached_blocks_) broken("a cached block is missing from the LRU list");
   for (size_t i = 0; i < slots; ++i) {
     const Block& b = blocks_[i];

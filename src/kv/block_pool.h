@@ -40,6 +40,7 @@
 #include "core/request.h"
 #include "kv/block_hash_map.h"
 #include "kv/host_kv_tier.h"
+#include "kv/intrusive_lru.h"
 
 namespace gangway {
 
@@ -146,8 +147,6 @@ class BlockPool {
     bool retired = false;
   };
 
-  void lru_remove(BlockId block);
-  void lru_append(BlockId block);
   // A block nobody references: an unused one if any, else the least recently used cached one.
   BlockId take_available();
   // Removes the oldest cached block from the index (and LRU list) and returns it, unused.
@@ -164,8 +163,7 @@ class BlockPool {
   int64_t cached_blocks_ = 0;
   int64_t references_ = 0;
   int64_t evicted_blocks_ = 0;
-  BlockId lru_oldest_ = kNoBlock;
-  BlockId lru_newest_ = kNoBlock;
+  IntrusiveLru lru_;  // the cached blocks, oldest first
   bool prefix_caching_ = true;
   HostKvTier* host_ = nullptr;
   uint32_t host_key_ = 0;

@@ -25,36 +25,8 @@ bool HostKvTier::contains(uint32_t key, BlockHash hash) const {
   return find(key, hash) != kNone;
 }
 
-void HostKvTier::unlink(uint32_t entry) {
-  Entry& e = entries_[entry];
-  if (e.prev != kNone) {
-    entries_[e.prev].next = e.next;
-  } else {
-    oldest_ = e.next;
-  }
-  if (e.next != kNone) {
-    entries_[e.next].prev = e.prev;
-  } else {
-    newest_ = e.prev;
-  }
-  e.prev = kNone;
-  e.next = kNone;
-}
-
-void HostKvTier::link_newest(uint32_t entry) {
-  Entry& e = entries_[entry];
-  e.prev = newest_;
-  e.next = kNone;
-  if (newest_ != kNone) {
-    entries_[newest_].next = entry;
-  } else {
-    oldest_ = entry;
-  }
-  newest_ = entry;
-}
-
 void HostKvTier::remove(uint32_t entry) {
-  unlink(entry);
+  lru_.remove(entries_, entry);
   Entry& e = entries_[entry];
   index_.erase(e.map_key);
   kept_bytes_ -= e.bytes;
@@ -63,8 +35,8 @@ void HostKvTier::remove(uint32_t entry) {
 }
 
 bool HostKvTier::evict_oldest() {
-  if (oldest_ == kNone) return false;
-  remove(oldest_);
+  if (lru_.empty()) return false;
+  remove(lru_.oldest());
   ++evicted_blocks_;
   return true;
 }
@@ -98,7 +70,7 @@ void HostKvTier::keep(uint32_t key, BlockHash hash, int64_t bytes) {
   e.hash = hash;
   e.bytes = bytes;
   e.owner = key;
-  link_newest(entry);
+  lru_.append(entries_, entry);
   index_.insert(e.map_key, entry);
   kept_bytes_ += bytes;
 }
@@ -119,8 +91,8 @@ void HostKvTier::touch(uint32_t key, std::span<const BlockHash> hashes, int32_t 
   for (int32_t i = 0; i < count; ++i) {
     const uint32_t entry = find(key, hashes[static_cast<size_t>(from) + static_cast<size_t>(i)]);
     if (entry == kNone) throw std::logic_error("HostKvTier::touch: block not kept");
-    unlink(entry);
-    link_newest(entry);
+    lru_.remove(entries_, entry);
+    lru_.append(entries_, entry);
   }
 }
 
@@ -136,16 +108,16 @@ void HostKvTier::check() const {
   int64_t bytes = 0;
   size_t listed = 0;
   uint32_t previous = kNone;
-  for (uint32_t entry = oldest_; entry != kNone; entry = entries_[entry].next) {
+  for (uint32_t entry = lru_.oldest(); entry != kNone; entry = entries_[entry].lru_next) {
     const Entry& e = entries_[entry];
-    if (e.prev != previous) violated("LRU list links broken");
+    if (e.lru_prev != previous) violated("LRU list links broken");
     if (index_.find(e.map_key) != entry) violated("a kept block is missing from the index");
     bytes += e.bytes;
     ++listed;
     previous = entry;
     if (listed > entries_.size()) violated("LRU list has a cycle");
   }
-  if (previous != newest_) violated("LRU list tail wrong");
+  if (previous != lru_.newest()) violated("LRU list tail wrong");
   if (listed != index_.size()) violated("index and LRU list disagree on the kept blocks");
   if (bytes != kept_bytes_) violated("kept bytes out of step with the kept blocks");
 }

@@ -22,6 +22,7 @@
 
 #include "core/request.h"
 #include "kv/block_hash_map.h"
+#include "kv/intrusive_lru.h"
 
 namespace gangway {
 
@@ -71,15 +72,13 @@ class HostKvTier {
     BlockHash hash = 0;
     int64_t bytes = 0;
     uint32_t owner = 0;  // the key it is kept under
-    uint32_t prev = kNone;
-    uint32_t next = kNone;
+    uint32_t lru_prev = kNone;
+    uint32_t lru_next = kNone;
   };
 
   static uint64_t key_of(uint32_t key, BlockHash hash);
   uint32_t find(uint32_t key, BlockHash hash) const;
   void remove(uint32_t entry);
-  void unlink(uint32_t entry);
-  void link_newest(uint32_t entry);
   bool evict_oldest();
 
   int64_t capacity_bytes_ = 0;
@@ -90,8 +89,7 @@ class HostKvTier {
   std::vector<Entry> entries_;
   std::vector<uint32_t> free_entries_;
   BlockHashMap index_;  // key_of(key, hash) -> entry
-  uint32_t oldest_ = kNone;
-  uint32_t newest_ = kNone;
+  IntrusiveLru lru_;    // the kept blocks, oldest first
 };
 
 }  // namespace gangway

@@ -10,33 +10,12 @@
 
 #include "core/input_error.h"
 #include "workload/length_sampler.h"
+#include "workload/length_spec_for_tests.h"
 #include "workload/rng.h"
 #include "workload/workload_spec.h"
 
 namespace gangway {
 namespace {
-
-LengthSpec constant(int32_t value) {
-  LengthSpec spec;
-  spec.kind = LengthSpec::Kind::constant;
-  spec.value = value;
-  return spec;
-}
-
-LengthSpec geometric(double mean) {
-  LengthSpec spec;
-  spec.kind = LengthSpec::Kind::geometric;
-  spec.mean = mean;
-  return spec;
-}
-
-LengthSpec lognormal(double mean, double p99) {
-  LengthSpec spec;
-  spec.kind = LengthSpec::Kind::lognormal;
-  spec.mean = mean;
-  spec.p99 = p99;
-  return spec;
-}
 
 std::string validation_error(const LengthSpec& spec) {
   try {
@@ -49,17 +28,17 @@ std::string validation_error(const LengthSpec& spec) {
 
 TEST(LengthSamplerTest, ConstantAndClamps) {
   Rng rng(1);
-  EXPECT_EQ(LengthSampler(constant(37)).sample(rng), 37);
-  LengthSpec clamped = constant(37);
+  EXPECT_EQ(LengthSampler(constant_length(37)).sample(rng), 37);
+  LengthSpec clamped = constant_length(37);
   clamped.max = 20;
   EXPECT_EQ(LengthSampler(clamped).sample(rng), 20);
-  clamped = constant(3);
+  clamped = constant_length(3);
   clamped.min = 10;
   EXPECT_EQ(LengthSampler(clamped).sample(rng), 10);
 }
 
 TEST(LengthSamplerTest, GeometricMeanAndShape) {
-  const LengthSampler sampler(geometric(50));
+  const LengthSampler sampler(geometric_length(50));
   Rng rng(2);
   constexpr int kN = 1000000;
   double sum = 0;
@@ -77,7 +56,7 @@ TEST(LengthSamplerTest, GeometricMeanAndShape) {
   // P(L = 1) = p = 0.02, binomial standard error sqrt(p (1-p) / n).
   EXPECT_NEAR(ones / double(kN), 0.02, 5 * std::sqrt(0.02 * 0.98 / kN));
   // Mean 1: always 1.
-  const LengthSampler one(geometric(1));
+  const LengthSampler one(geometric_length(1));
   for (int i = 0; i < 100; ++i) ASSERT_EQ(one.sample(rng), 1);
 }
 
@@ -92,7 +71,7 @@ TEST(LengthSamplerTest, LognormalFitFromMeanAndP99) {
 }
 
 TEST(LengthSamplerTest, LognormalSamplesHaveTheRequestedMeanAndP99) {
-  const LengthSampler sampler(lognormal(500, 4000));
+  const LengthSampler sampler(lognormal_length(500, 4000));
   const double sigma = sampler.lognormal().sigma;
   Rng rng(3);
   constexpr int kN = 1000000;
@@ -137,7 +116,7 @@ TEST(LengthSamplerTest, EmpiricalDrawsEachValueUniformly) {
 }
 
 TEST(LengthSamplerTest, SameSeedSameLengths) {
-  const LengthSampler sampler(lognormal(200, 1500));
+  const LengthSampler sampler(lognormal_length(200, 1500));
   Rng a(9);
   Rng b(9);
   for (int i = 0; i < 1000; ++i) ASSERT_EQ(sampler.sample(a), sampler.sample(b));
@@ -149,33 +128,33 @@ TEST(LengthSamplerTest, SameSeedSameLengths) {
 }
 
 TEST(LengthSpecValidationTest, LognormalErrorsNameTheFields) {
-  const std::string too_wide = validation_error(lognormal(100, 1500));
+  const std::string too_wide = validation_error(lognormal_length(100, 1500));
   EXPECT_EQ(too_wide,
             "scenario.yaml:7: chat.prompt_tokens.p99: expected p99 / mean below 14.9685 "
             "(exp(z^2/2), z = 2.326348) for a lognormal length, got p99 = 1500, mean = 100");
-  const std::string below_mean = validation_error(lognormal(100, 80));
+  const std::string below_mean = validation_error(lognormal_length(100, 80));
   EXPECT_EQ(below_mean,
             "scenario.yaml:7: chat.prompt_tokens.p99: expected p99 > mean for a lognormal length "
             "(p99 = 80, mean = 100)");
-  EXPECT_THROW(LengthSampler(lognormal(100, 1497)), InputError);
-  EXPECT_NO_THROW(LengthSampler(lognormal(100, 1496)));
+  EXPECT_THROW(LengthSampler(lognormal_length(100, 1497)), InputError);
+  EXPECT_NO_THROW(LengthSampler(lognormal_length(100, 1496)));
 }
 
 TEST(LengthSpecValidationTest, OtherErrors) {
-  EXPECT_EQ(validation_error(constant(0)),
+  EXPECT_EQ(validation_error(constant_length(0)),
             "scenario.yaml:7: chat.prompt_tokens.value: expected a number >= 1, got 0");
-  EXPECT_EQ(validation_error(geometric(0.5)),
+  EXPECT_EQ(validation_error(geometric_length(0.5)),
             "scenario.yaml:7: chat.prompt_tokens.mean: expected a number >= 1, got 0.5");
   LengthSpec empty;
   empty.kind = LengthSpec::Kind::empirical;
   EXPECT_EQ(validation_error(empty),
             "scenario.yaml:7: chat.prompt_tokens.values: expected at least one value");
-  LengthSpec bad_range = constant(5);
+  LengthSpec bad_range = constant_length(5);
   bad_range.min = 10;
   bad_range.max = 5;
   EXPECT_EQ(validation_error(bad_range),
             "scenario.yaml:7: chat.prompt_tokens.max: expected a number >= min (10), got 5");
-  LengthSpec zero_min = constant(5);
+  LengthSpec zero_min = constant_length(5);
   zero_min.min = 0;
   EXPECT_EQ(validation_error(zero_min),
             "scenario.yaml:7: chat.prompt_tokens.min: expected a number >= 1, got 0");

@@ -11,6 +11,7 @@
 
 #include "core/input_error.h"
 #include "workload/block_hash.h"
+#include "workload/length_spec_for_tests.h"
 #include "workload/rng.h"
 #include "workload/stream_source.h"
 #include "workload/workload.h"
@@ -18,27 +19,13 @@
 namespace gangway {
 namespace {
 
-LengthSpec constant(int32_t value) {
-  LengthSpec spec;
-  spec.kind = LengthSpec::Kind::constant;
-  spec.value = value;
-  return spec;
-}
-
-LengthSpec geometric(double mean) {
-  LengthSpec spec;
-  spec.kind = LengthSpec::Kind::geometric;
-  spec.mean = mean;
-  return spec;
-}
-
 StreamSpec poisson_stream(const std::string& name, double rate_per_s) {
   StreamSpec spec;
   spec.name = name;
   spec.arrival.kind = ArrivalSpec::Kind::poisson;
   spec.arrival.rate_per_s = rate_per_s;
-  spec.prompt_tokens = geometric(300);
-  spec.output_tokens = geometric(100);
+  spec.prompt_tokens = geometric_length(300);
+  spec.output_tokens = geometric_length(100);
   spec.max_tokens = 1000;
   return spec;
 }
@@ -94,7 +81,7 @@ TEST(BlockHashTest, EqualPrefixesGiveEqualHashesUpToTheFirstDifference) {
 
 TEST(StreamSourceTest, PrefixGroupsShareExactlyTheirGroupsBlocks) {
   StreamSpec spec = poisson_stream("chat", 100);
-  spec.prompt_tokens = constant(40);
+  spec.prompt_tokens = constant_length(40);
   spec.prefix = PrefixSpec{.groups = 5, .group_tokens = 70, .zipf_s = 1.2, .pool = ""};
   StreamSource source(spec, 0, 42);
   const std::vector<WorkloadItem> items = drain(source, 20000);
@@ -163,8 +150,8 @@ TEST(StreamSourceTest, StreamsOfOnePoolShareGroupsOthersDoNot) {
 // Finds, for each later turn, the earlier turn it extends.
 TEST(StreamSourceTest, SessionTurnsExtendTheirEarlierContext) {
   StreamSpec spec = poisson_stream("chat", 20);
-  spec.prompt_tokens = constant(20);
-  spec.output_tokens = constant(30);
+  spec.prompt_tokens = constant_length(20);
+  spec.output_tokens = constant_length(30);
   spec.sessions = SessionSpec{
       .new_session_probability = 0.25, .think_time_s = 2.0, .max_active_sessions = 100000};
   spec.max_prompt_tokens = 1000000;
@@ -217,8 +204,8 @@ TEST(StreamSourceTest, SessionTurnsExtendTheirEarlierContext) {
 
 TEST(StreamSourceTest, SessionsEndAtMaxPromptAndStayBounded) {
   StreamSpec spec = poisson_stream("chat", 200);
-  spec.prompt_tokens = constant(20);
-  spec.output_tokens = constant(30);
+  spec.prompt_tokens = constant_length(20);
+  spec.output_tokens = constant_length(30);
   spec.sessions =
       SessionSpec{.new_session_probability = 0.05, .think_time_s = 10.0, .max_active_sessions = 50};
   spec.max_prompt_tokens = 300;
@@ -239,7 +226,7 @@ TEST(StreamSourceTest, SessionsEndAtMaxPromptAndStayBounded) {
 
 TEST(StreamSourceTest, FirstTurnsAreCutToMaxPrompt) {
   StreamSpec spec = poisson_stream("long", 10);
-  spec.prompt_tokens = constant(5000);
+  spec.prompt_tokens = constant_length(5000);
   spec.prefix = PrefixSpec{.groups = 2, .group_tokens = 1000, .zipf_s = 1, .pool = ""};
   spec.max_prompt_tokens = 4096;
   StreamSource source(spec, 0, 9);
@@ -251,7 +238,7 @@ TEST(StreamSourceTest, FirstTurnsAreCutToMaxPrompt) {
 
 TEST(StreamSourceTest, OutputIsCappedByMaxTokens) {
   StreamSpec spec = poisson_stream("capped", 100);
-  spec.output_tokens = geometric(200);
+  spec.output_tokens = geometric_length(200);
   spec.max_tokens = 150;
   StreamSource source(spec, 0, 10);
   int at_cap = 0;
@@ -355,8 +342,8 @@ TEST(WorkloadTest, AddingAStreamLeavesTheOthersUnchanged) {
 TEST(WorkloadTest, LengthsDoNotMoveArrivalTimes) {
   std::vector<StreamSpec> streams = {poisson_stream("a", 50)};
   Workload before(streams, {.seed = 4, .duration = std::chrono::seconds(50)});
-  streams[0].output_tokens = constant(3);
-  streams[0].prompt_tokens = geometric(20);
+  streams[0].output_tokens = constant_length(3);
+  streams[0].prompt_tokens = geometric_length(20);
   Workload after(streams, {.seed = 4, .duration = std::chrono::seconds(50)});
   const std::vector<WorkloadItem> a = drain(before);
   const std::vector<WorkloadItem> b = drain(after);

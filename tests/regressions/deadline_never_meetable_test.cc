@@ -9,6 +9,7 @@
 #include <string>
 
 #include "config/scenario.h"
+#include "core/node_spec_for_tests.h"
 #include "core/time_for_tests.h"
 #include "sched/admission/admission_controller.h"
 #include "sched/policy_registry.h"
@@ -18,16 +19,6 @@ namespace gangway {
 namespace {
 
 using std::chrono::milliseconds;
-
-NodeSpec node_with_default_classes() {
-  NodeSpec node;
-  node.slo_classes = default_slo_classes();  // interactive 200 ms, standard 2 s, batch
-  ModelSpec model;
-  model.id = ModelId(0);
-  model.name = "m";
-  node.models.push_back(model);
-  return node;
-}
 
 RequestSpec interactive_request() {
   RequestSpec spec;

@@ -2,22 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include "core/node_spec_for_tests.h"
 #include "core/time_for_tests.h"
 
 namespace gangway {
 namespace {
 
 using std::chrono::milliseconds;
-
-NodeSpec node_with_default_classes() {
-  NodeSpec node;
-  node.slo_classes = default_slo_classes();  // interactive 200 ms, standard 2 s, batch
-  ModelSpec model;
-  model.id = ModelId(0);
-  model.name = "m";
-  node.models.push_back(model);
-  return node;
-}
 
 RequestSpec request(uint8_t slo_class, int32_t prompt = 100, int32_t max_tokens = 100) {
   RequestSpec spec;
