@@ -1,10 +1,10 @@
 # The two commands of the README:
 #   make run    builds gangway and starts its main job: the node daemon (gangway serve) on
 #               http://127.0.0.1:8000 over 8 emulated GPUs (Ctrl-C drains and stops it)
-#   make test   builds the tests (normal and sanitizer builds) and runs them; the sanitizer pass
-#               leaves out wall-clock tests (label slow) and the long statistical simulations
-#               (queueing validation, gang bounds), which the normal build runs with invariants;
-#               it also replays each fuzz target's corpus (fuzz/) under the sanitizers
+#   make test   builds the tests (normal and sanitizer builds) and runs them; the sanitizer build
+#               covers the layers up to the server and the randomized simulations, leaves out
+#               wall-clock tests (label slow), and replays each fuzz target's corpus (fuzz/)
+#               (docs/decisions/sanitizer-scope.md)
 # Both install missing Debian packages first (scripts/setup.sh).
 
 JOBS ?= $(shell nproc)
@@ -13,7 +13,7 @@ CMAKE_COMMON := -G Ninja -DCMAKE_EXPORT_COMPILE_COMMANDS=ON
 # The test builds carry line tables (-g1: file:line in sanitizer reports and backtraces) but not
 # full debug information, which cost about a third of their compile time.
 
-.PHONY: run test setup release test-build asan-build fuzz-build fuzz bench clean
+.PHONY: run test check setup release test-build asan-build fuzz-build fuzz bench clean
 
 setup:
 	@scripts/setup.sh
@@ -52,7 +52,14 @@ fuzz: fuzz-build
 test: test-build asan-build
 	cd build/test && ctest --output-on-failure -j$(JOBS)
 	cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	  ctest --output-on-failure -j$(JOBS) -LE slow -E 'QueueingValidation|GangGuarantees'
+	  ctest --output-on-failure -j$(JOBS) -LE slow
+
+# The inner loop after a change: the normal test build (incremental) and every test except the
+# long ones: the statistical simulations, wall-clock tests, the experiments' quick modes and lint.
+# `make test` runs all of them.
+check: test-build
+	cd build/test && ctest --output-on-failure -j$(JOBS) -LE 'slow|experiments|lint' \
+	  -E 'QueueingValidation|GangGuarantees|Overload\.|RandomScenarios'
 
 bench: release
 	build/release/bench/gangway_bench

@@ -28,6 +28,7 @@ BlockPool::BlockPool(int64_t capacity_blocks, int64_t max_capacity_blocks)
 }
 
 void BlockPool::attach_host(HostKvTier* host, uint32_t host_key, int64_t block_bytes) {
+  ++mutations_;
   host_ = host;
   host_key_ = host_key;
   block_bytes_ = block_bytes;
@@ -107,6 +108,7 @@ int32_t BlockPool::unreferenced_in_prefix(std::span<const BlockHash> hashes, int
 }
 
 void BlockPool::acquire_blocks(std::span<const BlockId> blocks) {
+  ++mutations_;
   for (const BlockId block : blocks) {
     Block& b = blocks_[block];
     if (!b.indexed) broken("acquire of a block that is not indexed");
@@ -122,12 +124,14 @@ void BlockPool::acquire_blocks(std::span<const BlockId> blocks) {
 
 void BlockPool::acquire(std::span<const BlockHash> hashes, int32_t count,
                         std::vector<BlockId>& out) {
+  ++mutations_;
   const size_t first = out.size();
   collect_prefix(hashes, count, out);
   acquire_blocks(std::span<const BlockId>(out).subspan(first));
 }
 
 bool BlockPool::allocate(int64_t count, std::vector<BlockId>& out) {
+  ++mutations_;
   if (count > available_blocks()) return false;
   for (int64_t i = 0; i < count; ++i) {
     const BlockId block = take_available();
@@ -140,6 +144,7 @@ bool BlockPool::allocate(int64_t count, std::vector<BlockId>& out) {
 }
 
 BlockId BlockPool::publish(BlockId block, BlockHash hash, BlockId parent) {
+  ++mutations_;
   if (!prefix_caching_) return block;
   Block& b = blocks_[block];
   if (b.refs != 1 || b.indexed) broken("publish of a block that is shared or already indexed");
@@ -168,6 +173,7 @@ BlockId BlockPool::publish(BlockId block, BlockHash hash, BlockId parent) {
 }
 
 void BlockPool::release(std::span<const BlockId> blocks) {
+  ++mutations_;
   for (size_t i = blocks.size(); i-- > 0;) {
     const BlockId block = blocks[i];
     Block& b = blocks_[block];
@@ -186,6 +192,7 @@ void BlockPool::release(std::span<const BlockId> blocks) {
 }
 
 bool BlockPool::set_capacity(int64_t blocks) {
+  ++mutations_;
   if (blocks < 0 || blocks > max_capacity_blocks()) broken("capacity out of range");
   if (blocks >= capacity_blocks_) {
     for (int64_t i = capacity_blocks_; i < blocks; ++i) {
@@ -209,6 +216,7 @@ bool BlockPool::set_capacity(int64_t blocks) {
 }
 
 void BlockPool::drop_cached() {
+  ++mutations_;
   // Oldest first: the LRU order keeps the oldest a leaf, so each unindex leaves the index closed
   // under prefixes.
   while (!lru_.empty()) {
@@ -221,6 +229,7 @@ void BlockPool::drop_cached() {
 }
 
 void BlockPool::check() const {
+  if (checked_at_mutations_ == mutations_) return;
   const size_t slots = blocks_.size();
   int64_t referenced = 0;
   int64_t cached = 0;
@@ -292,6 +301,7 @@ void BlockPool::check() const {
       broken("a cached block is more recent than its parent (eviction would not be leaf first)");
     }
   }
+  checked_at_mutations_ = mutations_;
 }
 
 }  // namespace gangway

@@ -59,7 +59,10 @@ class BlockPool {
   // is reachable from every GPU).
   void attach_host(HostKvTier* host, uint32_t host_key, int64_t block_bytes);
   // With prefix caching off nothing is published: released blocks become unused at once.
-  void set_prefix_caching(bool enabled) { prefix_caching_ = enabled; }
+  void set_prefix_caching(bool enabled) {
+    prefix_caching_ = enabled;
+    ++mutations_;
+  }
   bool prefix_caching() const { return prefix_caching_; }
 
   int64_t capacity_blocks() const { return capacity_blocks_; }
@@ -132,7 +135,8 @@ class BlockPool {
   // Throws std::logic_error naming the first broken invariant of the pool's structure: state
   // counts add up to the capacity, the LRU list holds exactly the cached blocks and its oldest is
   // a leaf, children counts and the index agree, the index is closed under prefixes.
-  // O(max capacity).
+  // O(max capacity) when the pool changed since the last check that passed, O(1) otherwise (an
+  // unchanged pool cannot have broken anything since).
   void check() const;
 
  private:
@@ -168,6 +172,9 @@ class BlockPool {
   HostKvTier* host_ = nullptr;
   uint32_t host_key_ = 0;
   int64_t block_bytes_ = 0;
+  // Counts the changes to the pool's state; check() remembers the count it last passed at.
+  uint64_t mutations_ = 0;
+  mutable uint64_t checked_at_mutations_ = std::numeric_limits<uint64_t>::max();
 };
 
 // Blocks needed to hold `tokens` tokens.

@@ -65,8 +65,13 @@ void Scheduler::check_invariants() const {
   // Block accounting of one engine's pool: the references its resident sequences hold are the
   // pool's references (no leak), every block is in one state (no pool over capacity), each
   // resident sequence has a block for every KV token, its prefill work is counted.
+  // Names a pool in a message; built only when an invariant is broken.
+  auto pool_name = [](const Replica* replica) {
+    return replica != nullptr ? "replica on GPU " + std::to_string(replica->gpu.value())
+                              : std::string("large-model");
+  };
   auto check_pool = [&](const BlockPool& pool, const std::vector<SequenceHandle>& resident,
-                        int64_t resident_prefill_tokens, const std::string& where) {
+                        int64_t resident_prefill_tokens, const Replica* owner) {
     int64_t references = 0;
     int64_t prefill = 0;
     for (SequenceHandle h : resident) {
@@ -90,16 +95,16 @@ void Scheduler::check_invariants() const {
       }
     }
     if (references != pool.references()) {
-      violated(where + " pool counts " + std::to_string(pool.references()) +
+      violated(pool_name(owner) + " pool counts " + std::to_string(pool.references()) +
                " block references but its sequences hold " + std::to_string(references));
     }
     if (pool.used_blocks() < 0 || pool.cached_blocks() < 0 ||
         pool.used_blocks() + pool.available_blocks() != pool.capacity_blocks() ||
         pool.capacity_blocks() > pool.max_capacity_blocks()) {
-      violated(where + " pool over capacity or leaking blocks");
+      violated(pool_name(owner) + " pool over capacity or leaking blocks");
     }
     if (prefill != resident_prefill_tokens) {
-      violated(where + " resident prefill tokens out of step: counted " +
+      violated(pool_name(owner) + " resident prefill tokens out of step: counted " +
                std::to_string(resident_prefill_tokens) + ", hold " + std::to_string(prefill));
     }
   };
@@ -119,8 +124,7 @@ void Scheduler::check_invariants() const {
       resident.push_back(h);
       ++placed;
     }
-    check_pool(replica.kv, resident, replica.resident_prefill_tokens,
-               "replica on GPU " + std::to_string(replica.gpu.value()));
+    check_pool(replica.kv, resident, replica.resident_prefill_tokens, &replica);
   }
   if (state_.large) {
     const LargeModelRuntime& large = *state_.large;
@@ -129,7 +133,7 @@ void Scheduler::check_invariants() const {
       visit(h, "large running set", SequenceState::kRunning);
       ++placed;
     }
-    check_pool(large.kv, large.running, large.resident_prefill_tokens, "large-model");
+    check_pool(large.kv, large.running, large.resident_prefill_tokens, nullptr);
   }
 
   // A swapped-out request's KV is on exactly one tier: host memory holds it, the GPU none of it.
@@ -158,14 +162,14 @@ void Scheduler::check_invariants() const {
   const int64_t full_check_period = slots <= 16384 ? 1 : slots / 64;
   if (events_ % full_check_period == 0) {
     auto recount = [&](const BlockPool& pool, const std::vector<SequenceHandle>& holders,
-                       const std::string& where) {
+                       const Replica* owner) {
       std::vector<int32_t> refs(static_cast<size_t>(pool.max_capacity_blocks()), 0);
       for (SequenceHandle h : holders) {
         for (BlockId block : seqs[h].blocks) ++refs[block];
       }
       for (size_t b = 0; b < refs.size(); ++b) {
         if (refs[b] != pool.refs_of(static_cast<BlockId>(b))) {
-          violated(where + " block " + std::to_string(b) + " has reference count " +
+          violated(pool_name(owner) + " block " + std::to_string(b) + " has reference count " +
                    std::to_string(pool.refs_of(static_cast<BlockId>(b))) + " but " +
                    std::to_string(refs[b]) + " holders");
         }
@@ -173,15 +177,15 @@ void Scheduler::check_invariants() const {
       try {
         pool.check();
       } catch (const std::logic_error& error) {
-        violated(where + ": " + error.what());
+        violated(pool_name(owner) + ": " + error.what());
       }
     };
     for (const Replica& replica : state_.replicas) {
       resident = replica.running;
       resident.insert(resident.end(), replica.paused.begin(), replica.paused.end());
-      recount(replica.kv, resident, "replica on GPU " + std::to_string(replica.gpu.value()));
+      recount(replica.kv, resident, &replica);
     }
-    if (state_.large) recount(state_.large->kv, state_.large->running, "large-model");
+    if (state_.large) recount(state_.large->kv, state_.large->running, nullptr);
     try {
       state_.host.check();
     } catch (const std::logic_error& error) {
