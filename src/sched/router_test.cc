@@ -80,14 +80,14 @@ Sequence queued_request(int prompt_tokens, std::vector<BlockHash> hashes) {
   return seq;
 }
 
-// The second source document's question: a prefix hit saves a fraction h of the prefill P; wait
+// Cache-aware routing's trade: a prefix hit saves a fraction h of the prefill P; wait
 // for the busy warm GPU rather than take the idle cold one exactly when the warm GPU's extra wait
 // is below h x P. With P(n) = n x t this is: tokens ahead there < cached tokens.
 TEST(PredictedTtftRouter, PicksTheWarmGpuExactlyWhenItsWaitIsBelowTheSavedPrefill) {
   HandBuiltNode hand(2);
   constexpr int kPrompt = 2000;  // P = 2000 x 10 us = 20 ms
   const std::vector<BlockHash> hashes = prompt_hashes(7, kPrompt / kBlockTokens);
-  constexpr int kWarmBlocks = 100;  // h = 1600 / 2000 = 0.8, as the source asks
+  constexpr int kWarmBlocks = 100;  // h = 1600 / 2000 = 0.8
   hand.warm(0, hashes, kWarmBlocks);
   const int cached = kWarmBlocks * kBlockTokens;
   const Sequence seq = queued_request(kPrompt, hashes);

@@ -1,5 +1,5 @@
 // Predicts a small-model request's time to first token on each replica of its model, the
-// quantity cache-aware routing minimises (DESIGN.md, "Routing by predicted TTFT"):
+// quantity cache-aware routing minimises (docs/kv-and-routing.md, "Routing by predicted TTFT"):
 //
 //   TTFT(replica) = wait there + load of its host-cached blocks + prefill of what is not cached
 //   wait          = rest of the iteration in flight + the gang's blackout (a lease in progress

@@ -446,13 +446,12 @@ class GangwayPolicy final : public GangPolicy {
 
   // The latest time the gang may start for resident large sequences that are decoding: a
   // sequence's next token is due when its mean TPOT so far would otherwise exceed its class's
-  // target, or for a class without one, the pace owed (unpaced_tpot_). (Letting a sequence bank
-  // slack against its predicted remaining length needs fewer leases, but geometric-like lengths
-  // make the prediction wrong for the long ones, which then miss: measured, it lost ~8 points of
-  // large-model SLO attainment for nothing in return.) No urgency_margin here, unlike first
-  // tokens: the pace already assumes no banked slack, the callers add the barrier, and a token a
-  // little after its pace point is made up within the lease (the target bounds the mean). With
-  // the margin the large model ran ahead of its pace at the small models' TPOT
+  // target, or for a class without one, the pace owed (unpaced_tpot_). A sequence banks no slack
+  // against its predicted remaining length: with geometric-like lengths that prediction is wrong
+  // for exactly the long sequences, which would then miss their pace. No urgency_margin here,
+  // unlike first tokens: the pace already assumes no banked slack, the callers add the barrier, and
+  // a token a little after its pace point is made up within the lease (the target bounds the mean).
+  // With the margin the large model ran ahead of its pace at the small models' TPOT
   // (docs/gang-scheduling.md, "Decode pace").
   Time large_decode_urgency(const SchedulerState& state) const {
     Time latest_start = Time::max();
