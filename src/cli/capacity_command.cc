@@ -156,7 +156,7 @@ void apply_capacity_overrides(const CapacityOptions& options, Scenario& scenario
 }
 
 std::string policy_label(const PolicySpec& policy) {
-  return policy.name == "gangway" ? "gangway-" + policy.mode : policy.name;
+  return policy.name == "gangway" ? std::string("gangway-") + to_string(policy.mode) : policy.name;
 }
 
 // "lease_max_ms=60": a setting by the last part of its key path.

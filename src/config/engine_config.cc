@@ -287,8 +287,9 @@ EnginesConfig read_engines(const YamlValue& value, const NodeSpec& node,
   bool all_pause = true;
   for (const ModelEngines& engines : config.models)
     all_pause = all_pause && can_pause(engines.kind);
-  config.mode = all_pause && mode_source.mode != "exclusive" ? EngineTierMode::kLease
-                                                             : EngineTierMode::kExclusive;
+  config.mode = all_pause && mode_source.mode != ExecutionMode::kExclusive
+                    ? EngineTierMode::kLease
+                    : EngineTierMode::kExclusive;
   return config;
 }
 

@@ -58,7 +58,7 @@ TEST(ExamplesTest, PeakMixedIsTheDefaultNodeUnderMixedLoad) {
   EXPECT_EQ(s.node.large_model()->name, "llama-3-70b");
   EXPECT_EQ(s.node.large_model()->tensor_parallel, 8);
   EXPECT_EQ(s.policy.name, "gangway");
-  EXPECT_EQ(s.policy.mode, "lease");
+  EXPECT_EQ(s.policy.mode, ExecutionMode::kLease);
 
   // 85 % of the measured per-tier capacities (docs/capacity.md), half SM and half LM by load.
   double small_rate = 0;

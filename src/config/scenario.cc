@@ -52,7 +52,7 @@ void read_run_settings(const YamlMap& root, Scenario& scenario) {
 PolicySpec default_policy_spec() {
   PolicySpec spec;
   spec.name = "gangway";
-  spec.mode = "lease";
+  spec.mode = ExecutionMode::kLease;
   return spec;
 }
 

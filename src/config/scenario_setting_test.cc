@@ -124,7 +124,7 @@ workload:
 )";
   const Scenario scenario = parse_scenario(no_policy, "default.yaml");
   EXPECT_EQ(scenario.policy.name, "gangway");
-  EXPECT_EQ(scenario.policy.mode, "lease");
+  EXPECT_EQ(scenario.policy.mode, ExecutionMode::kLease);
   // A policy mapping without a name is gangway's too.
   const Scenario parameters_only =
       parse_scenario(no_policy + "policy: {lease_max_ms: 100}\n", "default.yaml");

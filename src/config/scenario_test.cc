@@ -318,7 +318,7 @@ workload:
   EXPECT_DOUBLE_EQ(s.scheduler.large_kv_fraction, SchedulerOptions().large_kv_fraction);
   EXPECT_DOUBLE_EQ(s.scheduler.kv_admission_watermark, SchedulerOptions().kv_admission_watermark);
   EXPECT_EQ(s.policy.name, "gangway");  // default_policy_spec(): lease mode
-  EXPECT_EQ(s.policy.mode, "lease");
+  EXPECT_EQ(s.policy.mode, ExecutionMode::kLease);
   EXPECT_EQ(s.tenants, std::vector<std::string>{"default"});
 
   ASSERT_EQ(s.trace_mapping.size(), 1u);  // every row to the first small model

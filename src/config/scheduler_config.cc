@@ -22,10 +22,16 @@ void read_policy_parameters(const YamlMap& map, PolicySpec& spec) {
     spec.slice_large_share = v->number_in(0.0, 1.0, true, true);
   }
   // gangway
-  if (const auto v = map.get("mode")) spec.mode = v->choice({"lease", "exclusive"});
+  if (const auto v = map.get("mode")) {
+    spec.mode = v->choice({"lease", "exclusive"}) == "lease" ? ExecutionMode::kLease
+                                                             : ExecutionMode::kExclusive;
+  }
   if (const auto v = map.get("large_weight")) spec.large_weight = v->positive_number();
   if (const auto v = map.get("small_weight")) spec.small_weight = v->positive_number();
-  if (const auto v = map.get("split")) spec.split = v->choice({"weights", "demand"});
+  if (const auto v = map.get("split")) {
+    spec.split =
+        v->choice({"weights", "demand"}) == "weights" ? TierSplit::kWeights : TierSplit::kDemand;
+  }
   if (const auto v = map.get("large_share_min")) {
     spec.large_share_min = v->number_in(0.0, 1.0, false, false);
   }

@@ -18,19 +18,11 @@
 #include <string_view>
 
 #include "core/time.h"
+#include "sched/execution_mode.h"
 #include "sched/iteration.h"
 #include "sched/scheduler_state.h"
 
 namespace gangway {
-
-// How work yields the GPUs when the gang takes them.
-//  kLease: iteration level. Resident sequences pause in place: a small-model sequence stays
-//    resident through a gang lease and resumes after it; a large-model sequence stays resident
-//    between leases. A gang waits at most one small-model iteration at its barrier.
-//  kExclusive: request level. A request holds its GPUs from start to end: the gang starts only
-//    once no small-model sequence is resident, and gives the GPUs back only once its own
-//    sequences have finished (the policy stops admitting to drain it).
-enum class ExecutionMode : uint8_t { kLease, kExclusive };
 
 // Exclusive-mode backfill, as a policy with a reservation saw it: how often the gang started
 // after the reservation (the shadow time predicted when the gang was wanted) because small work

@@ -15,12 +15,12 @@ using Factory = std::unique_ptr<GangPolicy> (*)(const PolicySpec&);
 // Aliases that fix gangway's mode, so both modes can run side by side in one comparison.
 std::unique_ptr<GangPolicy> make_gangway_lease_policy(const PolicySpec& spec) {
   PolicySpec lease = spec;
-  lease.mode = "lease";
+  lease.mode = ExecutionMode::kLease;
   return make_gangway_policy(lease);
 }
 std::unique_ptr<GangPolicy> make_gangway_exclusive_policy(const PolicySpec& spec) {
   PolicySpec exclusive = spec;
-  exclusive.mode = "exclusive";
+  exclusive.mode = ExecutionMode::kExclusive;
   return make_gangway_policy(exclusive);
 }
 
@@ -61,14 +61,6 @@ void validate_policy_spec(const PolicySpec& spec) {
   if (!known) {
     throw InputError::at("", std::nullopt, "policy",
                          "unknown policy '" + spec.name + "'; expected one of: " + joined_names());
-  }
-  if (spec.mode != "lease" && spec.mode != "exclusive") {
-    throw InputError::at("", std::nullopt, "policy.mode",
-                         "unknown mode '" + spec.mode + "'; expected lease or exclusive");
-  }
-  if (spec.split != "weights" && spec.split != "demand") {
-    throw InputError::at("", std::nullopt, "policy.split",
-                         "unknown split '" + spec.split + "'; expected weights or demand");
   }
   if (!(spec.large_share_min >= 0.0 && spec.large_share_max <= 1.0 &&
         spec.large_share_min <= spec.large_share_max)) {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/time.h"
+#include "sched/execution_mode.h"
 
 namespace gangway {
 
@@ -18,7 +19,7 @@ struct PolicySpec {
   double slice_large_share = 0.5;
 
   // gangway: `mode` picks lease (iteration level) or exclusive (request level, backfill).
-  std::string mode = "lease";
+  ExecutionMode mode = ExecutionMode::kLease;
   // Shares of GPU-time when both tiers have work: the large model gets
   // large_weight / (large_weight + small_weight) of it, the small models the rest.
   // The default favours the small models 6:1 under contention: a small request is ~15x cheaper
@@ -27,13 +28,13 @@ struct PolicySpec {
   // aging bound (docs/gang-scheduling.md). Uncontended, either tier takes what it needs.
   double large_weight = 1.0;
   double small_weight = 6.0;
-  // Lease mode: how the shares are set while both tiers have work. "weights" (the default): the
-  // weights above. "demand": from the tiers' demands (sched/policies/tier_demand.h: the decode
+  // Lease mode: how the shares are set while both tiers have work. kWeights (the default): the
+  // weights above. kDemand: from the tiers' demands (sched/policies/tier_demand.h: the decode
   // pace of resident sequences and queued prefill over TTFT slack), each tier getting what its
   // deadlines need when both fit and the weights splitting only the rest, the large model's
   // share held within [large_share_min, large_share_max] (the operator's floor, its guarantee
   // under overload, and ceiling, the small models' guarantee; docs/gang-scheduling.md).
-  std::string split = "weights";
+  TierSplit split = TierSplit::kWeights;
   double large_share_min = 0.3;
   double large_share_max = 0.7;
   // A lease, once started, lasts at least lease_min (so its barrier is worth paying) and at most

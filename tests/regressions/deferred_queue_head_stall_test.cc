@@ -20,7 +20,7 @@ TEST(Regression, DeferredBatchHeadDoesNotStallAnArrivalOrderQueue) {
   // beyond.
   Scenario scenario = large_model_overload(515, std::chrono::milliseconds(2600), 1.16);
   scenario.policy.name = "gangway";
-  scenario.policy.mode = "exclusive";
+  scenario.policy.mode = ExecutionMode::kExclusive;
   scenario.scheduler.admission.enabled = true;
   scenario.scheduler.admission.queue_order = QueueOrder::kArrival;
 

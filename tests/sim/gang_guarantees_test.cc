@@ -232,8 +232,8 @@ TEST(GangGuarantees, DemandSplitKeepsTheLargeModelsFloorAtThreeTimesOverload) {
   scenario.seed = 1;
   std::map<std::string, double> large_time;
   std::map<std::string, double> large_met;
-  for (const std::string split : {"weights", "demand"}) {
-    SCOPED_TRACE(split);
+  for (const TierSplit split : {TierSplit::kWeights, TierSplit::kDemand}) {
+    SCOPED_TRACE(to_string(split));
     PolicySpec policy;
     policy.name = "gangway-lease";
     policy.split = split;
@@ -246,8 +246,10 @@ TEST(GangGuarantees, DemandSplitKeepsTheLargeModelsFloorAtThreeTimesOverload) {
     EXPECT_GT(large.rejected(), large.arrived() / 10);
     const double gpu_seconds =
         to_seconds(result.node_time.elapsed()) * static_cast<double>(scenario.node.gpu_count);
-    large_time[split] = result.node_time.total_seconds(GpuActivity::kRunningLarge) / gpu_seconds;
-    large_met[split] = static_cast<double>(large.slo_met()) / static_cast<double>(large.arrived());
+    large_time[to_string(split)] =
+        result.node_time.total_seconds(GpuActivity::kRunningLarge) / gpu_seconds;
+    large_met[to_string(split)] =
+        static_cast<double>(large.slo_met()) / static_cast<double>(large.arrived());
   }
   const PolicySpec defaults;
   EXPECT_GE(large_time["demand"], defaults.large_share_min - 0.05);

@@ -242,7 +242,7 @@ Trial random_trial(const std::vector<BaseNode>& bases, int trial) {
   const std::vector<std::string>& names = policy_names();
   PolicySpec& policy = scenario.policy;
   policy.name = names[static_cast<size_t>(trial) % names.size()];
-  policy.mode = coin(rng) ? "lease" : "exclusive";
+  policy.mode = coin(rng) ? ExecutionMode::kLease : ExecutionMode::kExclusive;
   policy.lease_min = milliseconds_between(rng, 10, 100);
   policy.lease_max = policy.lease_min + milliseconds_between(rng, 0, 300);
   policy.batching_delay = milliseconds_between(rng, 0, 60);
@@ -253,7 +253,7 @@ Trial random_trial(const std::vector<BaseNode>& bases, int trial) {
   policy.conservative_backfill = coin(rng);
   policy.slice_period = milliseconds_between(rng, 50, 400);
   policy.slice_large_share = between(rng, 0.1, 0.9);
-  said << " policy " << policy.name << " mode " << policy.mode;
+  said << " policy " << policy.name << " mode " << to_string(policy.mode);
 
   SchedulerOptions& options = scenario.scheduler;
   options.admission.enabled = coin(rng, 0.6);

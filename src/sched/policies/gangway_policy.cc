@@ -67,7 +67,7 @@ class GangwayPolicy final : public GangPolicy {
       : spec_(for_mode(spec, mode)),
         mode_(mode),
         arbiter_(spec.large_weight, spec.small_weight, 8),
-        demand_split_(mode == ExecutionMode::kLease && spec.split == "demand"),
+        demand_split_(mode == ExecutionMode::kLease && spec.split == TierSplit::kDemand),
         split_(share_limits(spec)),
         planner_(spec.conservative_backfill) {}
 
@@ -578,9 +578,7 @@ class GangwayPolicy final : public GangPolicy {
 }  // namespace
 
 std::unique_ptr<GangPolicy> make_gangway_policy(const PolicySpec& spec) {
-  const ExecutionMode mode =
-      spec.mode == "exclusive" ? ExecutionMode::kExclusive : ExecutionMode::kLease;
-  return std::make_unique<GangwayPolicy>(spec, mode);
+  return std::make_unique<GangwayPolicy>(spec, spec.mode);
 }
 
 }  // namespace gangway
