@@ -22,6 +22,7 @@ esac
 build=${1:-build/test}
 all_files=$(git ls-files 'src/core/*.cc' 'src/model/*.cc' 'src/kv/*.cc' 'src/sched/*.cc' \
             'src/sched/policies/*.cc' 'src/sched/admission/*.cc' 'src/sched/routers/*.cc' \
+            'src/sched/request_level/*.cc' \
             'src/batching/*.cc' |
             grep -v '_test\.cc$')
 if [[ $mode == changed ]]; then

@@ -1,3 +1,8 @@
+// `gangway load`'s event loop (client/load_generator.h). Longer than most files because it is
+// one state machine over one io_context: arrivals, the connection pool, the read poller and each
+// answer's parsing share the exchanges in flight, so its sections (marked below) are one class.
+// The SSE reader lives in engine/sse_stream, the workload in workload/.
+
 #include "client/load_generator.h"
 
 #include <fmt/format.h>

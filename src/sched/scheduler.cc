@@ -1,3 +1,9 @@
+// The scheduler's event front door (sched/scheduler.h): arrivals, iteration completions,
+// cancellations and timers, and the decision pass each one ends with. Its parts live beside it
+// (kv_manager, batch_builder, admission_gate, preemption, engine_faults, invariants); what stays
+// here is the order in which one event drives them, kept in one file so that a reader can follow
+// an event from start to end.
+
 #include "sched/scheduler.h"
 
 #include <algorithm>

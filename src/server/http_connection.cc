@@ -1,3 +1,9 @@
+// One client connection (server/http_connection.h). Longer than most files because it is one
+// state machine: reading a request, answering it and streaming its events share the
+// connection's buffers, timers and limits, and each step's error path ends the same way. The
+// request bodies are parsed in openai_request, the routes in request_router, the answers'
+// bodies built in openai_response and api_error.
+
 #include "server/http_connection.h"
 
 #include <fmt/format.h>

@@ -25,6 +25,10 @@
 // overruns its prediction by overrun_grace, the stragglers are evicted (KV dropped, recomputed
 // later) when that costs less GPU-time than idling the drained GPUs until they finish, and always
 // once the oldest large request has waited max_large_wait, which keeps the gang's start bounded.
+//
+// The three signals are one file because each decision weighs all of them against the same
+// state; the parts that stand alone are beside it: the arbiter (virtual_time_arbiter.h), the
+// demand split (tier_demand) and backfill (backfill_planner).
 
 #include <algorithm>
 #include <cmath>
