@@ -12,8 +12,8 @@
 #include <variant>
 
 #include "config/scenario.h"
+#include "http/json_depth.h"
 #include "server/api_error.h"
-#include "server/json_depth.h"
 #include "server/openai_request.h"
 
 namespace {

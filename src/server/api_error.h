@@ -44,7 +44,4 @@ std::string error_body(const ApiError& error);
 // the millisecond).
 std::string seconds_text(Duration duration);
 
-// "Bad Request", "Too Many Requests", ...
-const char* status_text(int status);
-
 }  // namespace gangway

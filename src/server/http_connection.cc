@@ -13,6 +13,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "http/http_status.h"
 #include "server/client_text.h"
 #include "server/http_server.h"
 #include "server/upstream_body.h"
@@ -542,7 +543,7 @@ void HttpConnection::respond(int status, std::string_view content_type, std::str
   fmt::format_to(std::back_inserter(scratch_),
                  "HTTP/1.1 {} {}\r\nServer: gangway\r\nContent-Type: {}\r\nContent-Length: "
                  "{}\r\n{}{}\r\n",
-                 status, status_text(status), content_type, body.size(), extra_headers,
+                 status, http_status_text(status), content_type, body.size(), extra_headers,
                  keep_alive_ ? "" : "Connection: close\r\n");
   scratch_.append(body);
   send(scratch_);

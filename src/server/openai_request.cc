@@ -6,7 +6,7 @@
 
 #include "engine/emulated_tokenizer.h"
 #include "server/client_text.h"
-#include "server/json_depth.h"
+#include "http/json_depth.h"
 
 namespace gangway {
 namespace {

@@ -26,7 +26,4 @@ struct EngineApiError {
 // The body, as compact JSON.
 std::string engine_error_body(const EngineApiError& error);
 
-// "OK", "Bad Request", ... for the status line.
-const char* http_status_text(int status);
-
 }  // namespace gangway

@@ -6,6 +6,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "batching/pause_mode.h"
+#include "http/http_status.h"
 #include "test_engine/test_engine_server.h"
 
 namespace gangway {

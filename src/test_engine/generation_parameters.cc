@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "http/json_depth.h"
+
 namespace gangway {
 namespace {
 
@@ -81,35 +83,9 @@ std::variant<int64_t, std::string> chat_prompt_tokens(const json& body) {
 
 }  // namespace
 
-bool json_nesting_exceeds(std::string_view text, int limit) {
-  int depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (const char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '[' || c == '{') {
-      if (++depth > limit) return true;
-    } else if (c == ']' || c == '}') {
-      --depth;
-    }
-  }
-  return false;
-}
-
 std::variant<GenerationParameters, EngineApiError> parse_generation_parameters(
     ApiEndpoint endpoint, std::string_view body, const std::string& served_model) {
-  if (json_nesting_exceeds(body, kMaxJsonDepth)) {
+  if (json_nests_deeper_than(body, kMaxJsonDepth)) {
     return EngineApiError::bad_request("the JSON body nests more than " +
                                        std::to_string(kMaxJsonDepth) + " levels deep");
   }

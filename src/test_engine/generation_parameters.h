@@ -46,7 +46,4 @@ inline constexpr int kMaxJsonDepth = 64;
 std::variant<GenerationParameters, EngineApiError> parse_generation_parameters(
     ApiEndpoint endpoint, std::string_view body, const std::string& served_model);
 
-// Whether `text` opens more than `limit` arrays and objects inside each other (outside strings).
-bool json_nesting_exceeds(std::string_view text, int limit);
-
 }  // namespace gangway

@@ -23,6 +23,7 @@ const fs::path kSource = fs::path(GANGWAY_SOURCE_DIR) / "src";
 const std::map<std::string, std::set<std::string>>& allowed_includes() {
   static const std::map<std::string, std::set<std::string>> allowed = {
       {"core", {"core"}},
+      {"http", {"core", "http"}},
       {"model", {"core", "model"}},
       {"kv", {"core", "model", "kv"}},
       {"batching", {"core", "model", "kv", "batching"}},
@@ -33,15 +34,15 @@ const std::map<std::string, std::set<std::string>>& allowed_includes() {
       {"config", {"core", "model", "kv", "metrics", "workload", "sched", "sim", "config"}},
       {"engine", {"core", "model", "kv", "metrics", "sched", "engine"}},
       {"server",
-       {"core", "model", "kv", "metrics", "workload", "sched", "sim", "config", "engine",
+       {"core", "http", "model", "kv", "metrics", "workload", "sched", "sim", "config", "engine",
         "server"}},
       {"client",
-       {"core", "model", "kv", "metrics", "workload", "sched", "sim", "config", "engine", "server",
-        "client"}},
-      {"test_engine", {"core", "model", "kv", "batching", "config", "test_engine"}},
+       {"core", "http", "model", "kv", "metrics", "workload", "sched", "sim", "config", "engine",
+        "server", "client"}},
+      {"test_engine", {"core", "http", "model", "kv", "batching", "config", "test_engine"}},
       {"cli",
-       {"core", "model", "kv", "metrics", "workload", "sched", "sim", "config", "engine", "server",
-        "client", "batching", "test_engine", "cli"}},
+       {"core", "http", "model", "kv", "metrics", "workload", "sched", "sim", "config", "engine",
+        "server", "client", "batching", "test_engine", "cli"}},
   };
   return allowed;
 }

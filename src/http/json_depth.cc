@@ -1,4 +1,4 @@
-#include "server/json_depth.h"
+#include "http/json_depth.h"
 
 namespace gangway {
 
