@@ -46,8 +46,12 @@ nlohmann::json kv_json(const Scenario& scenario, const KvRunReport& kv) {
   nlohmann::json preemption_models = nlohmann::json::object();
   for (const ModelSpec& model : node.models) {
     nlohmann::json modes = nlohmann::json::object();
+    const size_t id = model.id.value();
     for (int m = 0; m < kPreemptionModes; ++m) {
-      const PreemptionCounters& c = kv.stats.preemptions_by_model[model.id.value()][m];
+      // A request-level run has no KV account of its own: zeros.
+      const PreemptionCounters c = id < kv.stats.preemptions_by_model.size()
+                                       ? kv.stats.preemptions_by_model[id][m]
+                                       : PreemptionCounters{};
       modes[to_string(static_cast<PreemptionMode>(m))] = {{"count", c.count},
                                                           {"kv_tokens", c.kv_tokens},
                                                           {"victim_delay_s", c.victim_delay_s},
@@ -184,6 +188,17 @@ nlohmann::json run_json(const Scenario& scenario, const PolicyRun& run) {
                          {"admission", admission_json(run)},
                          {"total", result.metrics.total_json(window_s)}};
   if (run.cluster) json["cluster"] = cluster_json(run);
+  if (run.engines) {
+    const EngineRunReport& engines = *run.engines;
+    json["engines"] = {{"tier_mode", engines.tier_mode},
+                       {"engines", engines.engines},
+                       {"tier_switches", engines.tier_switches},
+                       {"pauses", engines.pauses},
+                       {"resumes", engines.resumes},
+                       {"switch_latency_ms", engines.switch_latency_ms},
+                       {"pause_latency_ms", engines.pause_latency_ms},
+                       {"resume_latency_ms", engines.resume_latency_ms}};
+  }
   if (result.series) json["series"] = result.series->to_json();
   return json;
 }

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "cli/simulation_cluster.h"
+#include "cli/simulation_engines.h"
 #include "config/scenario_source.h"
 #include "sched/policy_registry.h"
 
@@ -59,6 +60,11 @@ PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, const s
                      TimelineWriter* timeline, Duration series_bin) {
   if (scenario.cluster) {
     PolicyRun run = run_cluster_policy(scenario, policy, routing, series_bin);
+    run.seed = scenario.seed;
+    return run;
+  }
+  if (scenario.server.engines.real()) {
+    PolicyRun run = run_engines_policy(scenario, policy, timeline, series_bin);
     run.seed = scenario.seed;
     return run;
   }

@@ -35,6 +35,19 @@ struct KvRunReport {
   int64_t host_evicted_blocks = 0;
 };
 
+// A request-level run's own account (the scenario's server.engines: engine processes that
+// batch by themselves, sim/request_level_simulator.h).
+struct EngineRunReport {
+  std::string tier_mode;  // "lease" or "exclusive"
+  int64_t engines = 0;
+  int64_t tier_switches = 0;
+  int64_t pauses = 0;
+  int64_t resumes = 0;
+  double switch_latency_ms = 0;  // the core's measured moving mean at the end
+  double pause_latency_ms = 0;   // the engines' modelled call latencies
+  double resume_latency_ms = 0;
+};
+
 // A cluster run's own account: per node, what it received and decided, and the spillover.
 struct ClusterRunReport {
   ClusterSpec spec;
@@ -63,13 +76,17 @@ struct PolicyRun {
   // Cluster runs (the scenario's `cluster:`): per node and spillover; the blocks above (kv,
   // prediction, backfill, admission, ladder) are then node 0's.
   std::optional<ClusterRunReport> cluster;
+  // Request-level runs: the engines' account (kv, prediction, backfill, admission and ladder are
+  // the iteration-level scheduler's and stay empty).
+  std::optional<EngineRunReport> engines = std::nullopt;
   uint64_t seed = 0;  // the scenario's seed this run used
 };
 
 // Simulates `scenario` under `policy`, routing small-model requests by `routing` (a
 // router_registry name); writes the GPU timeline to `timeline` if given (single node only) and
 // a time series with bins of `series_bin` if > 0. With `cluster:` in the scenario, runs the
-// cluster (simulation_cluster.h).
+// cluster (simulation_cluster.h); else with engine processes in `server.engines`, the
+// request-level mode in front of them (simulation_engines.h).
 PolicyRun run_policy(const Scenario& scenario, const PolicySpec& policy, const std::string& routing,
                      TimelineWriter* timeline, Duration series_bin = Duration(0));
 

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <set>
 
+#include "config/request_level_setup.h"
+#include "config/request_level_setup.h"
 #include "kv/kv_layout.h"
 
 namespace gangway {
@@ -287,9 +289,8 @@ EnginesConfig read_engines(const YamlValue& value, const NodeSpec& node,
   bool all_pause = true;
   for (const ModelEngines& engines : config.models)
     all_pause = all_pause && can_pause(engines.kind);
-  config.mode = all_pause && mode_source.mode != ExecutionMode::kExclusive
-                    ? EngineTierMode::kLease
-                    : EngineTierMode::kExclusive;
+  config.mode = all_pause && !runs_exclusive(mode_source) ? EngineTierMode::kLease
+                                                          : EngineTierMode::kExclusive;
   return config;
 }
 

@@ -75,6 +75,11 @@ struct EnginesConfig {
   Duration control_timeout = std::chrono::seconds(5);
   // How often each engine's /health is polled (a failed engine is polled until it answers).
   Duration health_interval = std::chrono::seconds(1);
+  // `gangway simulate` only: how long an engine takes to answer a pause call once its iteration
+  // in flight has ended, and a resume call (sim/request_level_simulator.h has the defaults'
+  // origin).
+  Duration simulated_pause_latency = std::chrono::microseconds(800);
+  Duration simulated_resume_latency = std::chrono::microseconds(800);
 
   bool real() const { return !models.empty(); }
 };

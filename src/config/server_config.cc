@@ -84,7 +84,9 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
                                  "engines",
                                  "engine_idle_timeout_s",
                                  "engine_control_timeout_s",
-                                 "engine_health_interval_s"});
+                                 "engine_health_interval_s",
+                                 "engine_pause_latency_s",
+                                 "engine_resume_latency_s"});
   ServerConfig config;
   if (const auto v = map.get("host")) config.host = v->text();
   if (const auto v = map.get("port")) config.port = static_cast<uint16_t>(v->integer_in(0, 65535));
@@ -156,6 +158,13 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
   }
   if (const auto v = map.get("engine_health_interval_s")) {
     config.engines.health_interval = read_seconds(*v);
+  }
+  if (const auto v = map.get("engine_pause_latency_s")) {
+    config.engines.simulated_pause_latency = seconds_to_duration(v->number_in(0, 10, false, false));
+  }
+  if (const auto v = map.get("engine_resume_latency_s")) {
+    config.engines.simulated_resume_latency =
+        seconds_to_duration(v->number_in(0, 10, false, false));
   }
   // The headers' time is part of the whole request's.
   config.header_timeout = std::min(config.header_timeout, config.read_timeout);

@@ -39,6 +39,18 @@ bool model_has_capacity(const SchedulerState& state, const ModelSpec& model) {
 
 }  // namespace
 
+double tightest_ttft_target_s(const NodeSpec& node) {
+  double target_s = 0.2;
+  bool any_target = false;
+  for (const SloClass& slo : node.slo_classes) {
+    if (slo.ttft_target && (!any_target || to_seconds(*slo.ttft_target) < target_s)) {
+      target_s = to_seconds(*slo.ttft_target);
+      any_target = true;
+    }
+  }
+  return target_s;
+}
+
 LoadReport compute_load_report(const SchedulerState& state, Time now) {
   LoadReport report;
   report.at = now;
@@ -58,15 +70,7 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
     report.lease_start_s = to_seconds(state.gang_barrier(now));
   }
   if (report.lease_start_s) report.lease_expected_ms = to_ms(state.gang.typical_phase);
-  // The tightest TTFT target: headroom is measured against it.
-  double target_s = 0.2;
-  bool any_target = false;
-  for (const SloClass& slo : state.node->slo_classes) {
-    if (slo.ttft_target && (!any_target || to_seconds(*slo.ttft_target) < target_s)) {
-      target_s = to_seconds(*slo.ttft_target);
-      any_target = true;
-    }
-  }
+  const double target_s = tightest_ttft_target_s(*state.node);
   report.ttft_target_ms = target_s * 1e3;
   // A node that turned arrivals away lately queues only what it can serve, so its queue alone
   // looks short: without this its headroom would keep drawing the traffic it rejects.

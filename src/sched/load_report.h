@@ -63,6 +63,10 @@ struct LoadReport {
   int64_t live_requests = 0;
 };
 
+// The tightest TTFT target of the node's classes (0.2 s when none has one): headroom and
+// pressure are measured against it.
+double tightest_ttft_target_s(const NodeSpec& node);
+
 // Computes the report. O(models x classes + GPUs): cheap enough to publish every second.
 LoadReport compute_load_report(const SchedulerState& state, Time now);
 nlohmann::json to_json(const LoadReport& report);

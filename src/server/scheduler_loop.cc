@@ -10,6 +10,7 @@
 
 #include "sched/load_report.h"
 #include "sched/policy_registry.h"
+#include "sched/request_level/request_level_load_report.h"
 #include "sim/cluster_agent_reply.h"
 #include "sim/fault_spec.h"
 
@@ -170,8 +171,7 @@ void SchedulerLoop::query(LoopQuery query, std::shared_ptr<StreamSink> sink) {
 
 void SchedulerLoop::agent_answer(std::function<void(std::string)> reply) {
   post([this, reply = std::move(reply)](Time now) {
-    reply(agent_line(agent_reply(compute_load_report(scheduler_->state(), now), draining_,
-                                 AgentReplyOptions())));
+    reply(agent_line(agent_reply(load_report(now), draining_, AgentReplyOptions())));
   });
 }
 
@@ -402,6 +402,13 @@ void SchedulerLoop::end_drain_now(Time now) {
   check_drained(now);
 }
 
+LoadReport SchedulerLoop::load_report(Time now) const {
+  // In front of engine processes the request-level core holds the state; the iteration-level
+  // scheduler is idle there.
+  return engine_core_ ? compute_load_report(*engine_core_, now)
+                      : compute_load_report(scheduler_->state(), now);
+}
+
 size_t SchedulerLoop::live_in_core() const {
   return engine_core_ ? engine_core_->live_requests() : scheduler_->live_requests();
 }
@@ -414,7 +421,7 @@ int SchedulerLoop::retry_after_s(ModelId model, Reason reason, Time now) const {
     return std::clamp(static_cast<int>(std::ceil(to_seconds(drain_deadline_ - now))), 1, 600);
   }
   // The predicted wait for this model: by then the queue ahead has cleared.
-  const LoadReport load = compute_load_report(scheduler_->state(), now);
+  const LoadReport load = load_report(now);
   const double wait_s = load.models[model.value()].predicted_wait_ms / 1000.0;
   return std::clamp(static_cast<int>(std::ceil(wait_s)), 1, 60);
 }
@@ -426,14 +433,13 @@ std::string SchedulerLoop::render_query(LoopQuery query, Time now) const {
           {"status", "ok"}, {"live_requests", live_in_core()}, {"draining", draining_}}
           .dump();
     case LoopQuery::kMetrics: {
-      std::string text =
-          metrics_.render(compute_load_report(scheduler_->state(), now), http_, counters_,
-                          draining_, scheduler_->state().gang.phases_started);
+      std::string text = metrics_.render(load_report(now), http_, counters_, draining_,
+                                         scheduler_->state().gang.phases_started);
       if (engine_core_) text += render_engine_metrics();
       return text;
     }
     case LoopQuery::kLoad: {
-      nlohmann::json report = to_json(compute_load_report(scheduler_->state(), now));
+      nlohmann::json report = to_json(load_report(now));
       report["draining"] = draining_;
       return report.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     }

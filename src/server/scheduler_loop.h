@@ -31,6 +31,7 @@
 #include "config/server_config.h"
 #include "engine/emulated_gpus.h"
 #include "engine/wall_clock.h"
+#include "sched/load_report.h"
 #include "sched/request_level/request_level_core.h"
 #include "sched/scheduler.h"
 #include "server/emulated_output_length.h"
@@ -133,6 +134,8 @@ class SchedulerLoop {
   void end_drain_now(Time now);
   int retry_after_s(ModelId model, Reason reason, Time now) const;
   std::string render_query(LoopQuery query, Time now) const;
+  // The load report of the core in use (/load, /metrics, Retry-After, the agent check).
+  LoadReport load_report(Time now) const;
   size_t live_in_core() const;
 
   // Request-level mode (scheduler_loop_engines.cc).

@@ -8,6 +8,7 @@
 #include <boost/asio/post.hpp>
 #include <cmath>
 
+#include "config/request_level_setup.h"
 #include "server/scheduler_loop.h"
 
 namespace gangway {
@@ -25,47 +26,18 @@ double engine_steady_seconds(std::chrono::steady_clock::time_point a,
 }  // namespace
 
 void SchedulerLoop::build_engine_core() {
-  const EnginesConfig& engines = config_.engines;
-  std::vector<EngineDescriptor> descriptors;
-  for (const ModelEngines& model : engines.models) {
-    const ModelSpec& spec = scenario_.node.model(model.model);
+  for (const ModelEngines& model : config_.engines.models) {
     for (const EngineEndpoint& endpoint : model.endpoints) {
-      EngineDescriptor descriptor;
-      descriptor.model = model.model;
-      descriptor.large = spec.is_large();
-      descriptor.gpus = endpoint.gpus;
-      descriptor.kv_capacity_tokens = endpoint.kv_capacity_tokens;
-      descriptor.max_num_seqs = endpoint.max_num_seqs;
-      descriptor.pausable = can_pause(model.kind);
-      descriptors.push_back(std::move(descriptor));
       EngineProcess process;
       process.kind = model.kind;
-      process.model_name = spec.name;
+      process.model_name = scenario_.node.model(model.model).name;
       process.endpoint = endpoint;
       engine_processes_.push_back(std::move(process));
     }
   }
-  const PolicySpec& policy = scenario_.policy;
-  RequestLevelOptions options;
-  options.lease = engines.mode == EngineTierMode::kLease;
-  if (options.lease) {
-    options.tiers.large_hold = policy.lease_max;
-    options.tiers.max_large_wait = policy.max_large_wait;
-  } else {
-    options.tiers.large_hold = policy.exclusive_phase_max;
-    options.tiers.max_large_wait = policy.exclusive_max_large_wait;
-  }
-  // While both tiers have work the policy's weights split the time.
-  const double small_per_large =
-      policy.large_weight > 0 ? policy.small_weight / policy.large_weight : 1.0;
-  options.tiers.small_hold = Duration(
-      static_cast<int64_t>(std::llround(options.tiers.large_hold.count() * small_per_large)));
-  const AdmissionOptions& admission = scenario_.scheduler.admission;
-  options.queue_order = admission.queue_order;
-  options.no_target_deadline = admission.no_target_deadline;
-  options.queue_cap = admission.queue_cap;
-  engine_core_ =
-      std::make_unique<RequestLevelCore>(scenario_.node, std::move(descriptors), options);
+  engine_core_ = std::make_unique<RequestLevelCore>(
+      scenario_.node, engine_descriptors(scenario_.node, config_.engines),
+      request_level_options(config_.engines, scenario_.scheduler, scenario_.policy));
 }
 
 void SchedulerLoop::start_engines() {

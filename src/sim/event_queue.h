@@ -16,6 +16,8 @@ enum class SimEventKind : uint8_t {
   kIterationDone,  // an engine finished its iteration (index: GPU, or gpu_count for the gang)
   kWakeup,         // the scheduler asked to be woken (index: the wakeup's generation)
   kFault,          // a scheduled fault starts or ends (index: fault number)
+  // A request-level engine answered a pause (index: 2 x engine) or resume (2 x engine + 1).
+  kEngineAnswer,
 };
 
 struct SimEvent {

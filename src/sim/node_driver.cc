@@ -37,9 +37,8 @@ NodeDriver::NodeDriver(const NodeSpec& node, SchedulerOptions scheduler_options,
       in_flight_(node.gpu_count + 1),
       engine_epoch_(node.gpu_count + 1, 0),
       activities_(node.gpu_count, GpuActivity::kIdle),
-      window_open_(options_.warmup <= Duration(0)),
-      metrics_(node.slo_class_names(), node.model_names()),
-      node_time_(node.gpu_count, Time::zero() + options_.warmup) {
+      window_(node.gpu_count, options_.warmup, options_.duration),
+      metrics_(node.slo_class_names(), node.model_names()) {
   for (const ModelSpec& model : node.models) {
     engine_cost_.push_back(make_cost_model(model, node.hardware));
   }
@@ -60,16 +59,7 @@ void NodeDriver::schedule_faults() {
 }
 
 void NodeDriver::before_event(Time time) {
-  const Time window_start = Time::zero() + options_.warmup;
-  const Time window_end = Time::zero() + options_.duration;
-  if (!window_open_ && time >= window_start) {
-    node_time_.observe(window_start, activities_);
-    window_open_ = true;
-  }
-  if (!window_closed_ && time >= window_end) {
-    node_time_.observe(window_end, activities_);
-    window_closed_ = true;
-  }
+  window_.before_event(time, activities_);
 }
 
 void NodeDriver::handle(const SimEvent& event, Time now) {
@@ -93,6 +83,8 @@ void NodeDriver::handle(const SimEvent& event, Time now) {
     case SimEventKind::kFault:
       apply_fault(event.index, now);
       break;
+    case SimEventKind::kEngineAnswer:
+      break;  // request-level simulations only
   }
 }
 
@@ -134,7 +126,7 @@ void NodeDriver::after_event(Time now) {
   apply_effects(now);
   arm_wakeup(now);
   scheduler_->gpu_activities(activities_);
-  if (window_open_ && !window_closed_) node_time_.observe(now, activities_);
+  window_.after_event(now, activities_);
 }
 
 void NodeDriver::stop(Time now) {
@@ -142,11 +134,7 @@ void NodeDriver::stop(Time now) {
     scheduler_->stop(now, Reason::kDriverStopped);
     apply_effects(now);
   }
-  // Everything happened inside the window: the GPUs kept their last activity until its end.
-  if (!window_open_) node_time_.observe(Time::zero() + options_.warmup, activities_);
-  if (!window_closed_) node_time_.observe(Time::zero() + options_.duration, activities_);
-  window_open_ = true;
-  window_closed_ = true;
+  window_.stop(activities_);
 }
 
 void NodeDriver::complete_iteration(uint64_t engine_index, Time now) {

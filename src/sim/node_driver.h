@@ -20,6 +20,7 @@
 #include "sched/scheduler.h"
 #include "sim/event_queue.h"
 #include "sim/fault_spec.h"
+#include "sim/measurement_window.h"
 #include "workload/request_source.h"
 
 namespace gangway {
@@ -77,8 +78,8 @@ class NodeDriver {
   Scheduler& scheduler() { return *scheduler_; }
   const Scheduler& scheduler() const { return *scheduler_; }
   RunMetrics& metrics() { return metrics_; }
-  NodeTimeAccount& node_time() { return node_time_; }
-  bool measured(Time arrival) const { return arrival >= Time::zero() + options_.warmup; }
+  NodeTimeAccount& node_time() { return window_.node_time(); }
+  bool measured(Time arrival) const { return window_.measured(arrival); }
 
  private:
   void complete_iteration(uint64_t engine_index, Time now);
@@ -104,10 +105,8 @@ class NodeDriver {
   std::vector<GpuActivity> activities_;
   Time armed_wakeup_ = Time::max();
   uint64_t wakeup_generation_ = 0;
-  bool window_open_ = false;
-  bool window_closed_ = false;
+  MeasurementWindow window_;
   RunMetrics metrics_;
-  NodeTimeAccount node_time_;
   FinishedSink sink_;
   std::function<void(uint64_t engine, Time now)> iteration_sink_;
 };

@@ -30,7 +30,7 @@ const std::map<std::string, std::set<std::string>>& allowed_includes() {
       {"metrics", {"core", "metrics"}},
       {"workload", {"core", "workload"}},
       {"sched", {"core", "model", "kv", "sched"}},
-      {"sim", {"core", "model", "kv", "metrics", "workload", "sched", "sim"}},
+      {"sim", {"core", "model", "kv", "metrics", "workload", "sched", "batching", "sim"}},
       {"config", {"core", "model", "kv", "metrics", "workload", "sched", "sim", "config"}},
       {"engine", {"core", "model", "kv", "metrics", "sched", "engine"}},
       {"server",

@@ -12,6 +12,8 @@ Cases (each bounded; every process it starts is stopped at the end):
   hang         an engine that never answers: its request fails by timeout, the engine is down
   garbage      an engine that answers garbage / 500: the request fails with a clear error
   bad_config   a bad server.engines section: exit 2 with one line naming the field
+  load         /load and the agent port under a burst report the request-level core's state
+               (queued and running per model, predicted wait, the large model's lease)
   launch       8 small + 1 large gangway engine processes that gangway serve launches itself
                from launch templates: a mixed burst completes over every engine, with lease
                cycles; SIGTERM stops gangway and its engines
@@ -136,7 +138,7 @@ class Node:
     """gangway serve over small-model and large-model engines."""
 
     def __init__(self, gangway, kind="vllm", small=2, behaviours=None, use_fake=False,
-                 extra_server="", token_ms=5):
+                 extra_server="", token_ms=5, small_model_extra=""):
         self.gangway = gangway
         self.dir = tempfile.mkdtemp(prefix="gangway-engines-")
         self.small_ports = [free_port() for _ in range(small)]
@@ -163,7 +165,7 @@ class Node:
         urls_small = ", ".join(f"http://127.0.0.1:{p}" for p in self.small_ports)
         scenario = f"""
 models:
-  - {{name: llama-3-8b, tier: small, shape: llama-3-8b, gpus: [{gpus}]}}
+  - {{name: llama-3-8b, tier: small, shape: llama-3-8b, gpus: [{gpus}]{small_model_extra}}}
   - {{name: llama-3-70b, tier: large, shape: llama-3-70b, gpus: all, tensor_parallel: 8}}
 policy: {{name: gangway, lease_max_ms: 50, max_large_wait_ms: 200}}
 workload:
@@ -476,10 +478,79 @@ server:
           f"{metric(metrics, 'gangway_tier_switches_total'):.0f}")
 
 
-CASES = {"api": case_api, "lease": case_lease, "disconnect": case_disconnect,
+def agent_line(port):
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as s:
+        data = b""
+        while True:
+            piece = s.recv(256)
+            if not piece:
+                return data.decode()
+            data += piece
+
+
+def case_load(gangway):
+    agent_port = free_port()
+    # Two small engines of two requests each (max_num_seqs): a burst of twelve queues.
+    node = Node(gangway, extra_server=f"  agent_port: {agent_port}",
+                small_model_extra=", max_num_seqs: 2")
+    idle = json.loads(get(node.port, "/load")[1])
+    if idle["live_requests"] != 0 or idle["models"]["llama-3-8b"]["headroom_rps"] <= 0:
+        fail("an idle node reports load: " + json.dumps(idle))
+    idle_agent = agent_line(agent_port)
+    if idle_agent != "ready 100%\n":
+        fail("an idle node's agent answer: " + repr(idle_agent))
+    import concurrent.futures
+    seen = {"small_queued": 0, "small_running": 0, "large_live": 0, "wait_ms": 0.0,
+            "pending_or_active": False, "agent": set()}
+    with concurrent.futures.ThreadPoolExecutor(16) as pool:
+        futures = [pool.submit(stream, node.port, "/v1/completions",
+                               completion("llama-3-8b", 48, stream_it=True)) for _ in range(12)]
+        futures += [pool.submit(stream, node.port, "/v1/completions",
+                                completion("llama-3-70b", 48, stream_it=True)) for _ in range(2)]
+        deadline = time.time() + 30
+        while time.time() < deadline and not all(f.done() for f in futures):
+            load = json.loads(get(node.port, "/load")[1])
+            small = load["models"]["llama-3-8b"]
+            large = load["models"]["llama-3-70b"]
+            for key in ("tier", "queued", "running", "predicted_wait_ms", "kv_usage",
+                        "headroom_rps", "has_capacity", "classes"):
+                if key not in small:
+                    fail(f"/load lacks {key}: " + json.dumps(load))
+            if small["running"] > 4:
+                fail("more small requests running than the engines' max_num_seqs allow: "
+                     + json.dumps(load))
+            if small["queued"] > 0 and small["predicted_wait_ms"] <= 0:
+                fail("queued requests with no predicted wait: " + json.dumps(load))
+            seen["small_queued"] = max(seen["small_queued"], small["queued"])
+            seen["small_running"] = max(seen["small_running"], small["running"])
+            seen["large_live"] = max(seen["large_live"], large["queued"] + large["running"])
+            seen["wait_ms"] = max(seen["wait_ms"], small["predicted_wait_ms"])
+            if load["gang"]["phase"] in ("pending", "active"):
+                seen["pending_or_active"] = True
+            seen["agent"].add(agent_line(agent_port))
+            time.sleep(0.02)
+        for future in futures:
+            status, events = future.result(timeout=30)
+            if status != 200 or events[-1] != "[DONE]":
+                fail(f"a request of the burst: {status} {events[-2:]}")
+    for line in seen["agent"]:
+        if not line.startswith("ready ") or not line.endswith("%\n"):
+            fail("agent answer outside the grammar: " + repr(line))
+    weights = sorted(int(line[len("ready "):-2]) for line in seen["agent"])
+    if seen["small_queued"] < 1 or seen["small_running"] < 1 or seen["large_live"] < 1:
+        fail("/load never showed the burst: " + str(seen))
+    if not seen["pending_or_active"]:
+        fail("/load never showed the large model's lease")
+    if weights[0] >= 100:
+        fail("the agent weight never dropped under load: " + str(weights))
+    print(f"max small queued {seen['small_queued']} running {seen['small_running']} "
+          f"wait {seen['wait_ms']:.0f} ms, agent weights {weights[0]}..{weights[-1]}%")
+
+
+CASES = {"load": case_load, "api": case_api, "lease": case_lease, "disconnect": case_disconnect,
          "exclusive": case_exclusive, "kill": case_kill, "hang": case_hang,
          "garbage": case_garbage, "bad_config": case_bad_config, "launch": case_launch}
-NEEDS_ENGINE = {"api", "lease", "launch"}
+NEEDS_ENGINE = {"api", "lease", "launch", "load"}
 
 
 def main():

@@ -25,7 +25,10 @@ RequestLevelCore::RequestLevelCore(const NodeSpec& node, std::vector<EngineDescr
       planner_(options.tiers),
       queues_(node.models.size()),
       rotation_(node.models.size(), 0),
-      class_queued_(node.models.size(), std::vector<int64_t>(node.slo_classes.size(), 0)) {
+      class_queued_(node.models.size(), std::vector<int64_t>(node.slo_classes.size(), 0)),
+      class_running_(node.models.size(), std::vector<int64_t>(node.slo_classes.size(), 0)),
+      mean_service_(node.models.size(), Duration(0)),
+      service_observed_(node.models.size(), false) {
   for (EngineDescriptor& descriptor : engines) {
     EngineSlot slot;
     slot.descriptor = std::move(descriptor);
@@ -352,6 +355,7 @@ void RequestLevelCore::dispatch(Time now) {
       engine.reserved_tokens += request.reserved_tokens;
       queue.erase(queue.begin());
       --class_queued_[model.id.value()][request.spec.slo_class.value()];
+      ++class_running_[model.id.value()][request.spec.slo_class.value()];
       effects_.dispatches.push_back({id, *best});
     }
   }
@@ -389,6 +393,8 @@ void RequestLevelCore::end(RequestId id, Outcome outcome, Reason reason, Time no
         std::find_if(engine.running.begin(), engine.running.end(),
                      [&](RequestId other) { return other.value() == id.value(); }));
     engine.reserved_tokens -= request.reserved_tokens;
+    --class_running_[request.spec.model.value()][request.spec.slo_class.value()];
+    if (outcome == Outcome::kCompleted && request.dispatched) observe_service(request, now);
   } else {
     Queue& queue = queues_[request.spec.model.value()];
     for (auto q = queue.begin(); q != queue.end(); ++q) {
@@ -426,6 +432,19 @@ void RequestLevelCore::end(RequestId id, Outcome outcome, Reason reason, Time no
   }
   effects_.finished.push_back(record);
   requests_.erase(it);
+}
+
+void RequestLevelCore::observe_service(const LiveRequest& request, Time now) {
+  const size_t m = request.spec.model.value();
+  const Duration took = now - *request.dispatched;
+  if (!service_observed_[m]) {
+    mean_service_[m] = took;
+    service_observed_[m] = true;
+    return;
+  }
+  // An eighth of the weight on the newest: steady under one request's noise, follows a change
+  // of the workload within a few dozen requests.
+  mean_service_[m] = Duration((mean_service_[m].count() * 7 + took.count()) / 8);
 }
 
 void RequestLevelCore::after_event([[maybe_unused]] Time now) {

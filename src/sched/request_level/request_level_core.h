@@ -88,6 +88,27 @@ class RequestLevelCore {
   int64_t tier_switches() const { return tier_switches_; }
   Duration switch_latency() const { return planner_.switch_latency(); }
   int64_t queued(ModelId model) const;
+  // Queued and dispatched (running on an engine, paused or not) requests of a model and class.
+  int64_t queued(ModelId model, SloClassId slo_class) const {
+    return class_queued_[model.value()][slo_class.value()];
+  }
+  int64_t running(ModelId model, SloClassId slo_class) const {
+    return class_running_[model.value()][slo_class.value()];
+  }
+  // How long a completed request of the model held its engine (dispatch to end), a moving mean;
+  // nullopt before the first.
+  std::optional<Duration> mean_service(ModelId model) const {
+    return service_observed_[model.value()] ? std::optional(mean_service_[model.value()])
+                                            : std::nullopt;
+  }
+  // Since when the holder holds the GPUs (switching(): since when the switch runs).
+  Time held_since() const { return held_since_; }
+  Time switch_started() const { return switch_started_; }
+  const TierLeasePlanner& planner() const { return planner_; }
+  const RequestLevelOptions& options() const { return options_; }
+  const NodeSpec& node() const { return node_; }
+  // A tier's queued and running requests now.
+  TierDemand demand(EngineTier tier) const;
   // The engine running `id`, if it has been dispatched.
   std::optional<EngineIndex> engine_of(RequestId id) const;
 
@@ -110,7 +131,6 @@ class RequestLevelCore {
   EngineTier tier_of(const EngineSlot& engine) const {
     return engine.descriptor.large ? EngineTier::kLarge : EngineTier::kSmall;
   }
-  TierDemand demand(EngineTier tier) const;
   bool model_available(ModelId model) const;
   void decide(Time now);
   void plan_tiers(Time now);
@@ -120,6 +140,7 @@ class RequestLevelCore {
   void expire_queued(Time now);
   void fail_queued_without_engine(Time now);
   void end(RequestId id, Outcome outcome, Reason reason, Time now);
+  void observe_service(const LiveRequest& request, Time now);
   void after_event(Time now);
   int64_t queue_key(const RequestSpec& spec) const;
 
@@ -128,9 +149,12 @@ class RequestLevelCore {
   TierLeasePlanner planner_;
   std::vector<EngineSlot> engines_;
   std::unordered_map<uint64_t, LiveRequest> requests_;
-  std::vector<Queue> queues_;                       // by ModelId value
-  std::vector<size_t> rotation_;                    // by ModelId value: where ties start
-  std::vector<std::vector<int64_t>> class_queued_;  // [model][class]
+  std::vector<Queue> queues_;                        // by ModelId value
+  std::vector<size_t> rotation_;                     // by ModelId value: where ties start
+  std::vector<std::vector<int64_t>> class_queued_;   // [model][class]
+  std::vector<std::vector<int64_t>> class_running_;  // [model][class]
+  std::vector<Duration> mean_service_;               // by ModelId value
+  std::vector<bool> service_observed_;               // by ModelId value
   uint64_t queued_sequence_ = 0;
   EngineTier holder_ = EngineTier::kSmall;
   Time held_since_;

@@ -1,6 +1,7 @@
 // RequestLevelCore::check_invariants(): what must hold after every event.
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "sched/request_level/request_level_core.h"
 
@@ -29,6 +30,8 @@ void RequestLevelCore::check_invariants() const {
     }
     require(per_class == class_queued_[m], "the per-class queue counts disagree with the queues");
   }
+  std::vector<std::vector<int64_t>> running_by_class(
+      class_running_.size(), std::vector<int64_t>(node_.slo_classes.size(), 0));
   int64_t small_running = 0;
   int64_t large_running = 0;
   bool small_unpaused = false;
@@ -42,6 +45,7 @@ void RequestLevelCore::check_invariants() const {
       require(it->second.engine && *it->second.engine == e,
               "an engine runs a request recorded elsewhere");
       reserved += it->second.reserved_tokens;
+      ++running_by_class[it->second.spec.model.value()][it->second.spec.slo_class.value()];
       ++placed;
     }
     require(reserved == engine.reserved_tokens, "an engine's reserved tokens disagree");
@@ -59,6 +63,8 @@ void RequestLevelCore::check_invariants() const {
       (engine.descriptor.large ? large_unpaused : small_unpaused) = true;
     }
   }
+  require(running_by_class == class_running_,
+          "the per-class running counts disagree with the engines");
   require(placed == requests_.size(), "a live request is neither queued nor on an engine");
   // Tier exclusivity: lease mode never has both tiers' engines unpaused, exclusive mode never
   // runs both tiers' requests.
