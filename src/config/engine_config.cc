@@ -5,7 +5,6 @@
 #include <set>
 
 #include "config/request_level_setup.h"
-#include "config/request_level_setup.h"
 #include "kv/kv_layout.h"
 
 namespace gangway {

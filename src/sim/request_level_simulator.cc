@@ -88,14 +88,10 @@ SimulationResult RequestLevelSimulator::run() {
     carry_out_effects();
   }
   window_.stop(activities_);
-  return SimulationResult{to_seconds(now_),
-                          to_seconds(options_.duration - options_.warmup),
-                          events_processed_,
-                          requests_,
-                          std::move(metrics_),
-                          std::move(window_.node_time()),
-                          large_holds_,
-                          std::move(series_)};
+  return SimulationResult{to_seconds(now_),    to_seconds(options_.duration - options_.warmup),
+                          events_processed_,   requests_,
+                          std::move(metrics_), std::move(window_.node_time()),
+                          large_holds_,        std::move(series_)};
 }
 
 void RequestLevelSimulator::submit_next_arrival() {
