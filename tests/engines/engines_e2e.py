@@ -20,6 +20,8 @@ Cases (each bounded; every process it starts is stopped at the end):
                from launch templates: a mixed burst completes over every engine, with lease
                cycles; SIGTERM stops gangway and its engines
 Exit 0: passed; 77: skipped (no gangway engine command in this build); 1: failed.
+One file for every case: they share the processes' start, the HTTP helpers and the cleanup that
+stops every process a case started, and ctest runs each case by name.
 """
 import http.client
 import json
