@@ -61,9 +61,18 @@ inline constexpr double to_seconds(Time t) {
 
 // Rounds to the nearest nanosecond; negative and NaN inputs are a caller bug and clamp to zero
 // so that a broken cost model can never move time backwards.
+// Below 2^52 ns (52 days) it rounds half away from zero without calling std::round: the
+// scheduler converts a cost-model time on nearly every decision, and the library call is not
+// inlined. Truncation and the fraction left over are exact there, so the result is std::round's.
 inline Duration seconds_to_duration(double seconds) {
   if (!(seconds > 0.0)) return Duration(0);
-  const double ns = std::round(seconds * 1e9);
+  const double exact_ns = seconds * 1e9;
+  if (exact_ns < 0x1p52) {
+    const auto whole_ns = static_cast<int64_t>(exact_ns);
+    const bool round_up = exact_ns - static_cast<double>(whole_ns) >= 0.5;
+    return Duration(whole_ns + (round_up ? 1 : 0));
+  }
+  const double ns = std::round(exact_ns);
   if (ns >= static_cast<double>(std::numeric_limits<int64_t>::max())) return Duration::max();
   return Duration(static_cast<int64_t>(ns));
 }

@@ -61,6 +61,15 @@ BlockId BlockPool::evict_oldest() {
   }
   unindex(victim);
   ++evicted_blocks_;
+  // Every block cycles through the whole pool between two uses, so the next evictions' lines
+  // (the next-oldest block with its index entry, and the one after it) are cold: start loading
+  // them now, to arrive while the scheduler does other work.
+  const BlockId next = lru_.oldest();
+  if (next != kNoBlock) {
+    index_.prefetch(blocks_[next].hash);
+    const BlockId after = blocks_[next].lru_next;
+    if (after != kNoBlock) __builtin_prefetch(&blocks_[after]);
+  }
   return victim;
 }
 
@@ -174,6 +183,9 @@ BlockId BlockPool::publish(BlockId block, BlockHash hash, BlockId parent) {
 
 void BlockPool::release(std::span<const BlockId> blocks) {
   ++mutations_;
+  // A sequence's blocks were last touched when allocated: load them all at once, not one miss
+  // after another.
+  for (const BlockId block : blocks) __builtin_prefetch(&blocks_[block]);
   for (size_t i = blocks.size(); i-- > 0;) {
     const BlockId block = blocks[i];
     Block& b = blocks_[block];

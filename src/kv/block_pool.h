@@ -118,6 +118,11 @@ class BlockPool {
   // caller's reference moved to it and `block` freed. With prefix caching off, returns `block`
   // unpublished.
   BlockId publish(BlockId block, BlockHash hash, BlockId parent);
+  // Starts loading the index entries that publishing `hashes` reads (a sequence's computed
+  // blocks are published one after another; their index lines are mostly not in cache).
+  void prefetch_index(std::span<const BlockHash> hashes) const {
+    for (const BlockHash hash : hashes) index_.prefetch(hash);
+  }
   // Drops one reference on each block, last block first (so a chain's tail is older in the LRU
   // list than its head). A block nobody holds any more becomes cached if indexed, else unused.
   void release(std::span<const BlockId> blocks);

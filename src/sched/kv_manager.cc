@@ -158,6 +158,10 @@ void KvManager::publish_computed_blocks(Sequence& seq) {
   if (!pool.prefix_caching()) return;
   const int32_t full_blocks = seq.kv_tokens / node_.kv_block_tokens;
   const int32_t limit = std::min(full_blocks, static_cast<int32_t>(seq.spec.prefix_blocks.size()));
+  if (limit <= seq.published_blocks) return;
+  pool.prefetch_index(std::span<const BlockHash>(seq.spec.prefix_blocks)
+                          .subspan(static_cast<size_t>(seq.published_blocks),
+                                   static_cast<size_t>(limit - seq.published_blocks)));
   for (int32_t i = seq.published_blocks; i < limit; ++i) {
     const BlockId parent = i > 0 ? seq.blocks[static_cast<size_t>(i - 1)] : kNoBlock;
     seq.blocks[static_cast<size_t>(i)] = pool.publish(

@@ -50,6 +50,21 @@ double OutputLengthPredictor::bin_upper(int bin) {
 }
 
 int OutputLengthPredictor::length_bin(int64_t tokens) {
+  // Token counts up to kTabulatedTokens (nearly every query: a request's age in tokens) read
+  // their bin from a table filled by the search below, once.
+  constexpr int64_t kTabulatedTokens = 4096;
+  static const auto tabulated = [] {
+    std::array<uint8_t, kTabulatedTokens + 1> bins{};
+    for (int64_t t = 0; t <= kTabulatedTokens; ++t) {
+      bins[static_cast<size_t>(t)] = static_cast<uint8_t>(searched_length_bin(t));
+    }
+    return bins;
+  }();
+  if (tokens >= 0 && tokens <= kTabulatedTokens) return tabulated[static_cast<size_t>(tokens)];
+  return searched_length_bin(tokens);
+}
+
+int OutputLengthPredictor::searched_length_bin(int64_t tokens) {
   const auto& edges = bin_edges();
   const auto it = std::upper_bound(edges.begin(), edges.end(),
                                    static_cast<double>(std::max<int64_t>(1, tokens)));

@@ -62,6 +62,7 @@ class OutputLengthPredictor {
 
   static int prompt_bucket(int32_t prompt_tokens);
   static int length_bin(int64_t tokens);
+  static int searched_length_bin(int64_t tokens);  // length_bin by binary search of the edges
   static double bin_lower(int bin);
   static double bin_upper(int bin);
   static void rebuild(Histogram& histogram);

@@ -77,9 +77,19 @@ Duration TtftPredictor::wait(const SchedulerState& state, const Replica& replica
 Duration TtftPredictor::prefill_time(const SchedulerState& state, ModelId model_id,
                                      int32_t new_tokens, int32_t cached_tokens) const {
   if (new_tokens <= 0) return Duration(0);
-  const ModelSpec& model = state.node->model(model_id);
   const CostModel& cost = *state.small_models[model_id.value()].cost;
-  const int32_t chunk = model.prefill_chunk_tokens;
+  const int32_t chunk = state.node->model(model_id).prefill_chunk_tokens;
+  PrefillTimeMemo& memo = last_prefill_;
+  if (memo.cost != &cost || memo.chunk_tokens != chunk || memo.new_tokens != new_tokens ||
+      memo.cached_tokens != cached_tokens) {
+    memo = PrefillTimeMemo{&cost, chunk, new_tokens, cached_tokens,
+                           compute_prefill_time(cost, chunk, new_tokens, cached_tokens)};
+  }
+  return memo.time;
+}
+
+Duration TtftPredictor::compute_prefill_time(const CostModel& cost, int32_t chunk,
+                                             int32_t new_tokens, int32_t cached_tokens) {
   const int32_t full_chunks = new_tokens / chunk;
   const int32_t remainder = new_tokens % chunk;
   auto chunk_time = [&](int32_t tokens, int64_t context) {

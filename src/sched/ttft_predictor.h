@@ -64,7 +64,21 @@ class TtftPredictor {
   Duration blackout(const SchedulerState& state, Time now) const;
 
  private:
+  // prefill_time's last arguments and result. A request's own prefill is asked for on every
+  // replica of its model, nearly always with the same arguments (no replica caches its prompt),
+  // and cost models are immutable, so the answer is reused.
+  struct PrefillTimeMemo {
+    const CostModel* cost = nullptr;
+    int32_t chunk_tokens = 0;
+    int32_t new_tokens = 0;
+    int32_t cached_tokens = 0;
+    Duration time{0};
+  };
+  static Duration compute_prefill_time(const CostModel& cost, int32_t chunk, int32_t new_tokens,
+                                       int32_t cached_tokens);
+
   std::vector<double> seconds_per_prefill_token_;  // by ModelId value: a full chunk, alone
+  mutable PrefillTimeMemo last_prefill_;
 };
 
 }  // namespace gangway
