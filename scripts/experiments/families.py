@@ -172,6 +172,7 @@ def tier_stats(run, model):
         if c["arrived"]:
             classes[slo_class] = {"arrived": c["arrived"], "admitted": c["admitted"],
                                   "admitted_slo_met": c["admitted_slo_met"],
+                                  "misses": c.get("promise_misses"),
                                   "slo_met": c["slo_met"], "ttft_mean": c["ttft_ms"]["mean"],
                                   "ttft_p99": c["ttft_ms"]["p99"]}
     return {"arrived": stats["arrived"], "slo_met": stats["slo_met"],
@@ -182,11 +183,13 @@ def tier_stats(run, model):
 
 
 def run_point(job):
-    member, load, seed, capacity, window, policies, cache, policy_settings = job
+    member, load, seed, capacity, window, policies, cache, policy_settings, admission = job
     share = member["lm_share"]
     rates = (load * (1 - share) * capacity[0], load * share * capacity[1])
     doc = member_scenario(member, rates, window, seed)
     doc["policy"].update(policy_settings)
+    if admission:
+        doc["admission"] = dict(admission)
     path = None
     if cache:
         key = json.dumps([doc, policies], sort_keys=True)
@@ -265,14 +268,17 @@ def summarize(rows, members, loads):
                     per_class = {}
                     for r in runs:
                         for name, c in (r[tier]["classes"] if r[tier] else {}).items():
-                            acc = per_class.setdefault(name, [0, 0, 0])
+                            acc = per_class.setdefault(name, [0, 0, 0, {}])
                             acc[0] += c["admitted"]
                             acc[1] += c["admitted_slo_met"]
                             acc[2] += c["arrived"]
+                            for cause, count in (c.get("misses") or {}).items():
+                                if isinstance(count, int):
+                                    acc[3][cause] = acc[3].get(cause, 0) + count
                     entry[tier + "_classes"] = {
                         name: {"admitted": a, "kept": (k / a if a else None),
-                               "admitted_fraction": a / n if n else None}
-                        for name, (a, k, n) in per_class.items()}
+                               "admitted_fraction": a / n if n else None, "misses": m}
+                        for name, (a, k, n, m) in per_class.items()}
                     entry[tier + "_ttft_mean"] = mean([r[tier]["ttft_mean"] for r in runs
                                                        if r[tier]])
                     entry[tier + "_ttft_p99"] = mean([r[tier]["ttft_p99"] for r in runs
@@ -376,6 +382,31 @@ def write_report(out, summary, capacities, members, loads, seeds, policies, wind
     lines.append(gx.markdown_table(
         ["member", "load", "SM interactive", "SM standard", "LM interactive", "LM standard"],
         rows))
+    lines += ["", "## Promises broken, by cause", "",
+              "Per load, pooled over members and seeds: the admitted requests of each tier and "
+              "class that missed their SLO, as a share of that class's admitted requests, by "
+              "cause: first token late (TTFT), first token on time but decode too slow (TPOT), "
+              "dropped after admission (shed, expired, ...). gangway only.", ""]
+    rows = []
+    for load in sorted({p["load"] for p in summary}):
+        at = [p for p in summary if p["load"] == load]
+        for tier in ("small", "large"):
+            for name in ("interactive", "standard"):
+                admitted, misses = 0, {}
+                for p in at:
+                    c = p["policies"]["gangway-lease"][tier + "_classes"].get(name)
+                    if not c:
+                        continue
+                    admitted += c["admitted"]
+                    for cause, count in (c.get("misses") or {}).items():
+                        misses[cause] = misses.get(cause, 0) + count
+                if not admitted:
+                    continue
+                rows.append(["%g" % load, "%s %s" % (tier, name), admitted] +
+                            [pct(misses.get(cause, 0) / admitted)
+                             for cause in ("ttft", "tpot", "dropped")])
+    lines.append(gx.markdown_table(
+        ["load", "tier, class", "admitted", "TTFT late %", "TPOT missed %", "dropped %"], rows))
     with open(os.path.join(out, "families.md"), "w") as f:
         f.write("\n".join(lines) + "\n")
 
@@ -434,6 +465,9 @@ def main():
                         ",".join(POLICIES))
     parser.add_argument("--cache", help="keep each point's runs in this folder and reuse them "
                         "when the binary's inputs are the same (the binary itself is not keyed)")
+    parser.add_argument("--admission-set", action="append", default=[], metavar="KEY=VALUE",
+                        help="an admission setting for every run (docs/scenario.md), e.g. "
+                        "keep_promises=true; repeatable")
     parser.add_argument("--policy-set", action="append", default=[], metavar="KEY=VALUE",
                         help="a policy parameter for every run (docs/scenario.md), e.g. "
                         "split=demand; repeatable")
@@ -444,6 +478,12 @@ def main():
         if not key or not value:
             sys.exit("--policy-set: expected KEY=VALUE, got %r" % setting)
         policy_settings[key] = yaml.safe_load(value)
+    admission_settings = {}
+    for setting in args.admission_set:
+        key, _, value = setting.partition("=")
+        if not key or not value:
+            sys.exit("--admission-set: expected KEY=VALUE, got %r" % setting)
+        admission_settings[key] = yaml.safe_load(value)
     if args.quick:
         names, loads, seeds, policies = QUICK_MEMBERS, QUICK_LOADS, QUICK_SEEDS, QUICK_POLICIES
         window, capacity_window = (2, 8, 20), (2, 6, 10)
@@ -484,7 +524,7 @@ def main():
         capacities = {m["name"]: (values[2 * i], values[2 * i + 1])
                       for i, m in enumerate(members)}
         jobs = [(m, load, seed, capacities[m["name"]], window, policies, args.cache,
-                 policy_settings)
+                 policy_settings, admission_settings)
                 for m in members for load in loads for seed in seeds]
         rows = [row for result in pool.map(run_point, jobs) for row in result]
     summary = summarize(rows, members, loads)

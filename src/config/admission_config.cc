@@ -76,8 +76,8 @@ WeightShiftSpec read_weight_shift(const YamlValue& value) {
 
 AdmissionOptions read_admission(const YamlValue& value, const ScenarioNames& names) {
   const YamlMap map = value.map({"enabled", "queue_order", "no_target_deadline_ms", "queue_cap",
-                                 "capped_max_tokens", "priority_preemption", "rate_limits",
-                                 "ladder", "weight_shift"});
+                                 "capped_max_tokens", "priority_preemption", "keep_promises",
+                                 "rate_limits", "ladder", "weight_shift"});
   AdmissionOptions options;
   if (const auto v = map.get("enabled")) options.enabled = v->boolean();
   if (const auto v = map.get("queue_order")) {
@@ -94,6 +94,7 @@ AdmissionOptions read_admission(const YamlValue& value, const ScenarioNames& nam
     options.capped_max_tokens = v->int32_at_least(1);
   }
   if (const auto v = map.get("priority_preemption")) options.priority_preemption = v->boolean();
+  if (const auto v = map.get("keep_promises")) options.keep_promises = v->boolean();
   if (const auto v = map.get("rate_limits")) {
     for (const YamlValue& item : v->list()) {
       options.rate_limits.push_back(read_rate_limit(item, names));

@@ -41,7 +41,17 @@ nlohmann::json histogram_summary_json(const StreamingHistogram& histogram) {
 void RequestStats::on_finished(const RequestRecord& record) {
   if (admitted_in_its_class(record)) {
     ++admitted_;
-    if (record.outcome == Outcome::kCompleted && record.slo_met) ++admitted_slo_met_;
+    if (record.outcome != Outcome::kCompleted) {
+      ++promise_dropped_;
+      const auto reason_index = static_cast<std::size_t>(record.reason);
+      if (reason_index < dropped_by_reason_.size()) ++dropped_by_reason_[reason_index];
+    } else if (record.slo_met) {
+      ++admitted_slo_met_;
+    } else if (!record.ttft_met) {
+      ++promise_missed_ttft_;
+    } else {
+      ++promise_missed_tpot_;
+    }
   }
   switch (record.outcome) {
     case Outcome::kCompleted:
@@ -84,6 +94,12 @@ void RequestStats::merge(const RequestStats& other) {
   ttft_met_ += other.ttft_met_;
   admitted_ += other.admitted_;
   admitted_slo_met_ += other.admitted_slo_met_;
+  promise_missed_ttft_ += other.promise_missed_ttft_;
+  promise_missed_tpot_ += other.promise_missed_tpot_;
+  promise_dropped_ += other.promise_dropped_;
+  for (std::size_t i = 0; i < dropped_by_reason_.size(); ++i) {
+    dropped_by_reason_[i] += other.dropped_by_reason_[i];
+  }
   for (std::size_t i = 0; i < by_reason_.size(); ++i) by_reason_[i] += other.by_reason_[i];
   prompt_tokens_ += other.prompt_tokens_;
   output_tokens_ += other.output_tokens_;
@@ -95,11 +111,15 @@ void RequestStats::merge(const RequestStats& other) {
 }
 
 nlohmann::json RequestStats::to_json(double simulated_s) const {
-  nlohmann::json reasons = nlohmann::json::object();
-  for (int i = 0; i < kReasonCount; ++i) {
-    const uint64_t count = by_reason_[static_cast<std::size_t>(i)];
-    if (count > 0) reasons[to_string(static_cast<Reason>(i))] = count;
-  }
+  const auto by_name = [](const std::array<uint64_t, kReasonCount>& counts) {
+    nlohmann::json named = nlohmann::json::object();
+    for (int i = 0; i < kReasonCount; ++i) {
+      const uint64_t count = counts[static_cast<std::size_t>(i)];
+      if (count > 0) named[to_string(static_cast<Reason>(i))] = count;
+    }
+    return named;
+  };
+  const nlohmann::json reasons = by_name(by_reason_);
   const auto ratio_or_null = [](double numerator, double denominator) -> nlohmann::json {
     if (!(denominator > 0.0)) return nullptr;
     return numerator / denominator;
@@ -120,6 +140,11 @@ nlohmann::json RequestStats::to_json(double simulated_s) const {
       {"admitted_slo_met", admitted_slo_met_},
       {"slo_attainment_admitted",
        ratio_or_null(static_cast<double>(admitted_slo_met_), static_cast<double>(admitted_))},
+      {"promise_misses",
+       {{"ttft", promise_missed_ttft_},
+        {"tpot", promise_missed_tpot_},
+        {"dropped", promise_dropped_},
+        {"dropped_reasons", by_name(dropped_by_reason_)}}},
       {"goodput_rps", ratio_or_null(static_cast<double>(slo_met_), simulated_s)},
       {"queue_ms", histogram_summary_json(queue_ms_)},
       {"ttft_ms", histogram_summary_json(ttft_ms_)},

@@ -18,6 +18,9 @@
 //    shed, expired, failed or cancelled is admitted: a promise not kept. admitted_slo_met counts
 //    those of them that met their SLO, and P(SLO met | admitted) = admitted_slo_met / admitted
 //    is how well the node keeps what it accepts, beside slo_attainment over every arrival.
+//    The admitted requests that missed are counted by cause in promise_misses: completed with
+//    the first token late (ttft), completed on time to the first token but off its TPOT target
+//    (tpot), or ended without completing (dropped: shed, expired, failed, cancelled, stopped).
 //  - reasons counts non-completed outcomes by Reason.
 //  - queue_ms records every request that was scheduled (has first_scheduled); ttft_ms every one
 //    with a first token; tpot_ms every one with tpot() (two or more output tokens, first token
@@ -32,6 +35,8 @@
 //    "ttft_met", "ttft_attainment": ttft_met / arrived, or null when nothing arrived,
 //    "admitted", "admitted_slo_met",
 //    "slo_attainment_admitted": admitted_slo_met / admitted, or null when nothing was admitted,
+//    "promise_misses": {"ttft","tpot","dropped"} (sum: admitted - admitted_slo_met), and
+//      "dropped_reasons": {reason name: count} (only reasons seen),
 //    "goodput_rps": slo_met / simulated_s, or null when simulated_s <= 0,
 //    "queue_ms","ttft_ms","tpot_ms","e2e_ms": {"count","mean","min","p50","p90","p99","p999","max"}
 //      (all 0 when the histogram is empty),
@@ -80,6 +85,11 @@ class RequestStats {
     return admitted_ == 0 ? 0.0
                           : static_cast<double>(admitted_slo_met_) / static_cast<double>(admitted_);
   }
+  // Admitted requests that completed with their first token late, that completed with it on
+  // time but off their TPOT target, and that ended without completing.
+  uint64_t promise_missed_ttft() const { return promise_missed_ttft_; }
+  uint64_t promise_missed_tpot() const { return promise_missed_tpot_; }
+  uint64_t promise_dropped() const { return promise_dropped_; }
   // Non-completed outcomes with this reason.
   uint64_t count_with_reason(Reason reason) const {
     return by_reason_[static_cast<std::size_t>(reason)];
@@ -105,6 +115,10 @@ class RequestStats {
   uint64_t ttft_met_ = 0;
   uint64_t admitted_ = 0;
   uint64_t admitted_slo_met_ = 0;
+  uint64_t promise_missed_ttft_ = 0;
+  uint64_t promise_missed_tpot_ = 0;
+  uint64_t promise_dropped_ = 0;
+  std::array<uint64_t, kReasonCount> dropped_by_reason_{};
   std::array<uint64_t, kReasonCount> by_reason_{};
   uint64_t prompt_tokens_ = 0;
   uint64_t output_tokens_ = 0;

@@ -206,6 +206,39 @@ TEST(RequestStats, CountsPromisesKeptAmongAdmittedRequests) {
   EXPECT_TRUE(RequestStats().to_json(1.0)["slo_attainment_admitted"].is_null());
 }
 
+// The admitted requests that missed, by cause: a late first token, a decode too slow for the
+// TPOT target after a first token on time, or an end without completing (shed after admission).
+TEST(RequestStats, CountsBrokenPromisesByCause) {
+  RequestStats stats;
+  RequestRecord late = completed_record(false);
+  RequestRecord slow = completed_record(false);
+  slow.ttft_met = true;
+  RequestRecord kept = completed_record(true);
+  kept.ttft_met = true;
+  RequestRecord shed_later = rejected_record(Reason::kShed);
+  shed_later.finished = at_ms(300);
+  for (const RequestRecord& record :
+       {late, slow, kept, shed_later, rejected_record(Reason::kDeadlineUnmeetable)}) {
+    stats.on_arrival();
+    stats.on_finished(record);
+  }
+  EXPECT_EQ(stats.admitted(), 4u);
+  EXPECT_EQ(stats.promise_missed_ttft(), 1u);
+  EXPECT_EQ(stats.promise_missed_tpot(), 1u);
+  EXPECT_EQ(stats.promise_dropped(), 1u);
+  EXPECT_EQ(stats.admitted() - stats.admitted_slo_met(),
+            stats.promise_missed_ttft() + stats.promise_missed_tpot() + stats.promise_dropped());
+  RequestStats merged;
+  merged.merge(stats);
+  merged.merge(stats);
+  const nlohmann::json json = nlohmann::json::parse(merged.to_json(10.0).dump());
+  EXPECT_EQ(json["promise_misses"]["ttft"], 2);
+  EXPECT_EQ(json["promise_misses"]["tpot"], 2);
+  EXPECT_EQ(json["promise_misses"]["dropped"], 2);
+  EXPECT_EQ(json["promise_misses"]["dropped_reasons"]["shed"], 2);
+  EXPECT_FALSE(json["promise_misses"]["dropped_reasons"].contains("deadline_unmeetable"));
+}
+
 TEST(RequestStats, EmptyGroupHasNullAttainmentAndZeroHistograms) {
   const RequestStats stats;
   const nlohmann::json json = nlohmann::json::parse(stats.to_json(60.0).dump());

@@ -1,6 +1,7 @@
 #include "sched/admission_gate.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace gangway {
@@ -10,6 +11,11 @@ namespace {
 // Share of the GPUs' time a tier is assumed to get when nothing has been measured yet, and the
 // least it is assumed to get (so a prediction never divides by nearly zero).
 constexpr double kLeastShare = 0.05;
+// Time constant of the admitted work rates.
+constexpr double kRateWindow_s = 1.0;
+// Queued entries walked to find the work ahead of a newcomer; past it the per-class sums stand
+// in (a queue that long is far over any target the walk could still distinguish).
+constexpr int kMostEntriesWalked = 64;
 
 Duration scaled(Duration d, double factor) {
   return seconds_to_duration(to_seconds(d) * factor);
@@ -24,7 +30,8 @@ AdmissionGate::AdmissionGate(const NodeSpec& node, const SchedulerOptions& optio
       state_(state),
       predictor_(predictor),
       controller_(node, options.admission),
-      ordering_(node, options.admission, predictor) {}
+      ordering_(node, options.admission, predictor),
+      admitted_tokens_(node.models.size() * node.slo_classes.size()) {}
 
 AdmissionQuery AdmissionGate::query(const Sequence& seq, Time now) const {
   AdmissionQuery query;
@@ -44,16 +51,89 @@ AdmissionQuery AdmissionGate::query(const Sequence& seq, Time now) const {
   return query;
 }
 
-// Exact for arrival order. Under least-slack order a queued request of a looser class moves
-// ahead of a newcomer only once it has waited the difference of the targets (1.8 s for a
-// standard request against an interactive one): by then admission has mostly turned it away or
-// it was served, so its tokens are left out; the learned correction covers the rest.
-int64_t AdmissionGate::tokens_ahead(const RequestQueue& queue, SloClassId slo_class) const {
-  int64_t tokens = 0;
-  for (const SloClassId first : ordering_.served_before(slo_class)) {
-    tokens += queue.queued_tokens(first);
+// Under least-slack order the requests queued under a smaller key go first, whatever their
+// class: a standard request that has waited long enough goes ahead of an interactive newcomer.
+// The queue is walked from its head up to the newcomer's key; a walk cut short falls back to
+// the queued tokens of the classes as tight as the newcomer's (every class in arrival order).
+AdmissionGate::WorkAhead AdmissionGate::work_ahead(const RequestQueue& queue, const Sequence& seq,
+                                                   int64_t key) const {
+  WorkAhead walked;
+  bool complete = false;
+  if (ordering_.by_slack() && options_.admission.keep_promises) {
+    complete = true;
+    for (const auto& entry : queue) {
+      if (std::get<0>(entry) > key) break;
+      if (walked.requests == kMostEntriesWalked) {
+        complete = false;
+        break;
+      }
+      ++walked.requests;
+      walked.tokens += state_.sequences[std::get<2>(entry)].queue_tokens;
+    }
   }
-  return tokens;
+  if (complete) return walked;
+  WorkAhead ahead;
+  for (const SloClassId first : ordering_.served_before(seq.spec.slo_class)) {
+    ahead.tokens += queue.queued_tokens(first);
+  }
+  ahead.tokens = std::max(ahead.tokens, walked.tokens);
+  // As many requests as those tokens make at the queue's mean prompt.
+  ahead.requests = std::max(
+      walked.requests,
+      static_cast<int64_t>(static_cast<double>(ahead.tokens) * static_cast<double>(queue.size()) /
+                           static_cast<double>(std::max<int64_t>(1, queue.queued_tokens()))));
+  return ahead;
+}
+
+Duration AdmissionGate::overtaken(const Sequence& seq, Duration wait, double seconds_per_token,
+                                  int64_t engines, Time now) const {
+  struct Overtaker {
+    double load;      // seconds of work per second
+    double window_s;  // how long its arrivals still go ahead
+  };
+  std::array<Overtaker, 8> overtakers{};
+  size_t count = 0;
+  for (const SloClass& later : node_.slo_classes) {
+    const Duration window = ordering_.overtaking_window(seq.spec.slo_class, later.id);
+    if (window <= Duration(0) || count == overtakers.size()) continue;
+    const double rate = admitted_token_rate(seq.spec.model, later.id, now);
+    if (rate <= 0) continue;
+    overtakers[count++] = {
+        rate * seconds_per_token / static_cast<double>(std::max<int64_t>(1, engines)),
+        to_seconds(window)};
+  }
+  if (count == 0 || !options_.admission.keep_promises) return Duration(0);
+  // The wait W solves W = wait + sum of load x min(W, window): the work that arrives while the
+  // newcomer waits and still goes ahead of it. Iterated from W = wait; it only grows, and is
+  // bounded by wait + sum of load x window.
+  const double base_s = to_seconds(wait);
+  double w = base_s;
+  for (int i = 0; i < 16; ++i) {
+    double next = base_s;
+    for (size_t k = 0; k < count; ++k) {
+      next += overtakers[k].load * std::min(w, overtakers[k].window_s);
+    }
+    if (next - w < 1e-6) {
+      w = next;
+      break;
+    }
+    w = next;
+  }
+  return seconds_to_duration(w - base_s);
+}
+
+double AdmissionGate::admitted_token_rate(ModelId model, SloClassId slo_class, Time now) const {
+  const DecayedCount& count = admitted_tokens_[rate_index(model, slo_class)];
+  if (count.tokens <= 0) return 0;
+  const double age_s = now > count.at ? to_seconds(now - count.at) : 0.0;
+  return count.tokens * std::exp(-age_s / kRateWindow_s) / kRateWindow_s;
+}
+
+void AdmissionGate::note_admitted(const Sequence& seq, Time now) {
+  DecayedCount& count = admitted_tokens_[rate_index(seq.spec.model, seq.spec.slo_class)];
+  const double age_s = now > count.at ? to_seconds(now - count.at) : 0.0;
+  count.tokens = count.tokens * std::exp(-age_s / kRateWindow_s) + seq.remaining_prefill_tokens();
+  count.at = now;
 }
 
 // On each replica: the rest of the iteration in flight and the gang's blackout (as the router
@@ -68,6 +148,7 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
   const double stretch = 1.0 / (1.0 - gang_share);
   const ModelSpec& model = node_.model(seq.spec.model);
   const CostModel& cost = *state_.small_models[model.id.value()].cost;
+  const int64_t key = ordering_.key(seq);
   const int32_t budget = model.max_batched_tokens;
   bool found = false;
   for (uint32_t index : state_.small_models[seq.spec.model.value()].replicas) {
@@ -89,14 +170,29 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
     const RequestQueue& shared = state_.small_models[seq.spec.model.value()].queue;
     const auto replicas =
         static_cast<int64_t>(state_.small_models[seq.spec.model.value()].replicas.size());
-    const SloClassId slo_class = seq.spec.slo_class;
-    const int64_t ahead = tokens_ahead(replica.queue, slo_class) + replica.resident_prefill_tokens +
-                          tokens_ahead(shared, slo_class) / std::max<int64_t>(1, replicas);
-    const double work_s = static_cast<double>(ahead) / prefill_per_iteration * iteration_s;
+    const WorkAhead own_queue = work_ahead(replica.queue, seq, key);
+    const WorkAhead shared_queue = work_ahead(shared, seq, key);
+    const int64_t spread = std::max<int64_t>(1, replicas);
+    const int64_t ahead =
+        own_queue.tokens + replica.resident_prefill_tokens + shared_queue.tokens / spread;
+    // Prefill work ahead, or the batch slots: a request starts only once a slot is free, and
+    // with short prompts and long outputs the slots, not the prefill, set the wait. Each
+    // resident sequence frees its slot after about the mean output length in iterations.
+    const double prefill_s = static_cast<double>(ahead) / prefill_per_iteration * iteration_s;
+    const int64_t requests_ahead = own_queue.requests + shared_queue.requests / spread;
+    const int64_t departures_needed = requests_ahead + 1 - (model.max_num_seqs - decodes);
+    double slots_s = 0;
+    if (departures_needed > 0 && options_.admission.keep_promises) {
+      slots_s = static_cast<double>(departures_needed) * state_.predictor.expected_remaining(seq) *
+                iteration_s / std::max(1, decodes);
+    }
+    const double work_s = std::max(prefill_s, slots_s);
     const int32_t own_tokens = std::max(1, seq.prefill_target_tokens - own.cached_tokens());
     const double own_s =
         std::ceil(static_cast<double>(own_tokens) / prefill_per_iteration) * iteration_s;
-    const Duration wait = scaled(base + seconds_to_duration(work_s * stretch), gpu.slowdown);
+    Duration wait = scaled(base + seconds_to_duration(work_s * stretch), gpu.slowdown);
+    wait += overtaken(seq, wait, iteration_s / prefill_per_iteration * stretch * gpu.slowdown,
+                      replicas, now);
     const Duration ttft = wait + own.load + seconds_to_duration(own_s * gpu.slowdown);
     if (!found || own.prefill < query.idle_ttft) query.idle_ttft = own.prefill;
     if (!found || ttft < query.predicted_ttft) {
@@ -124,11 +220,13 @@ void AdmissionGate::predict_large_ttft(const Sequence& seq, Time now, AdmissionQ
   // With the gang active, the work ahead runs now; otherwise at the gang's share of time.
   const double stretch = gang.phase == GangPhase::kActive ? 1.0 : 1.0 / share;
   const double seconds_per_token = predictor_.seconds_per_prefill_token(seq.spec.model);
-  const auto ahead = static_cast<double>(tokens_ahead(large.queue, seq.spec.slo_class) +
+  const auto ahead = static_cast<double>(work_ahead(large.queue, seq, ordering_.key(seq)).tokens +
                                          large.resident_prefill_tokens);
   const Duration work = seconds_to_duration(ahead * seconds_per_token * stretch);
   const Duration own = predictor_.prefill_time(state_, seq.spec.model, seq.spec.prompt_tokens, 0);
   query.predicted_wait = scaled(start + work, large.slowdown);
+  query.predicted_wait +=
+      overtaken(seq, query.predicted_wait, seconds_per_token / share * large.slowdown, 1, now);
   query.predicted_ttft = query.predicted_wait + scaled(own, large.slowdown);
   query.idle_ttft = own;
 }
@@ -155,6 +253,7 @@ const std::vector<SequenceHandle>& AdmissionGate::shed_victims() {
       const SequenceHandle h = std::get<2>(entry);
       const Sequence& seq = state_.sequences[h];
       if (seq.swapped || seq.generated_tokens > 0) continue;
+      if (options_.admission.keep_promises && holds_promise(seq)) continue;
       if (controller_.sheds(seq.spec.slo_class)) victims_.push_back(h);
     }
   };
@@ -162,6 +261,12 @@ const std::vector<SequenceHandle>& AdmissionGate::shed_victims() {
   for (const SmallModelRuntime& model : state_.small_models) collect(model.queue);
   for (const Replica& replica : state_.replicas) collect(replica.queue);
   return victims_;
+}
+
+bool AdmissionGate::holds_promise(const Sequence& seq) const {
+  if (seq.downgraded_from) return false;
+  return node_.slo_class(seq.spec.slo_class).ttft_target.has_value() ||
+         seq.spec.ttft_deadline.has_value();
 }
 
 void AdmissionGate::publish_overload(Time now) {
@@ -202,8 +307,13 @@ SequenceHandle AdmissionGate::priority_victim(const Replica& replica) const {
 
 void AdmissionGate::note_finished(const Sequence& seq, const RequestRecord& record, Time now) {
   if (seq.predicted_ttft && record.first_token && !seq.downgraded_from) {
+    // A promise when its class or the request itself has a TTFT target: kept when it met its
+    // whole SLO (a decode too slow for its TPOT target breaks it as a late first token does).
+    std::optional<bool> promise_kept;
+    if (options_.admission.keep_promises && holds_promise(seq))
+      promise_kept = record.outcome == Outcome::kCompleted && record.slo_met;
     controller_.note_prediction(seq.spec.model, seq.spec.slo_class, *seq.predicted_ttft,
-                                *record.ttft(), now);
+                                *record.ttft(), promise_kept, now);
   }
   note_slo_outcome(record, now);
 }

@@ -52,11 +52,15 @@ class AdmissionGate {
   AdmissionVerdict decide(const RequestSpec& spec, const AdmissionQuery& query, Time now);
 
   // Queued requests of the classes the ladder sheds now, that have done no work yet (resident
-  // ones finish; queued ones that produced tokens or wait swapped out are partly done). Walks the
-  // queues, not the whole sequence slab: this runs when the ladder climbs, the worst moment to
-  // spend O(live) time.
+  // ones finish; queued ones that produced tokens or wait swapped out are partly done) and hold
+  // no promise (holds_promise()): a request admitted in a class with a target keeps its place,
+  // and the ladder only turns away new arrivals of its class. Walks the queues, not the whole
+  // sequence slab: this runs when the ladder climbs, the worst moment to spend O(live) time.
   const std::vector<SequenceHandle>& shed_victims();
   void note_shed_from_queue() { controller_.note_shed_from_queue(); }
+  // Whether admission accepted `seq` on a promise: in the class it named (not downgraded), and
+  // that class or the request itself has a TTFT target.
+  bool holds_promise(const Sequence& seq) const;
 
   // Copies the ladder's level, pressure and weight shift to the state the policies read.
   void publish_overload(Time now);
@@ -67,6 +71,11 @@ class AdmissionGate {
   }
   // When the ladder may step down next (Time::max() at normal).
   Time next_pressure_refresh(Time now) const { return controller_.next_pressure_refresh(now); }
+
+  // `seq` was admitted (in the class it is served in): its prefill counts toward the rate at
+  // which its class's work arrives, which later arrivals of looser classes expect to be
+  // overtaken by (least-slack order).
+  void note_admitted(const Sequence& seq, Time now);
 
   // A request ended: calibrates the TTFT prediction made when it was admitted, and feeds the
   // weight shift (only the most important class's outcomes count).
@@ -89,8 +98,21 @@ class AdmissionGate {
  private:
   void predict_small_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const;
   void predict_large_ttft(const Sequence& seq, Time now, AdmissionQuery& query) const;
-  // Queued prefill tokens of `queue` that would be served before a newcomer of `slo_class`.
-  int64_t tokens_ahead(const RequestQueue& queue, SloClassId slo_class) const;
+  // Queued requests of `queue` that would be served before `seq`, a newcomer queued under `key`,
+  // and their prefill tokens.
+  struct WorkAhead {
+    int64_t tokens = 0;
+    int64_t requests = 0;
+  };
+  WorkAhead work_ahead(const RequestQueue& queue, const Sequence& seq, int64_t key) const;
+  // How much longer than `wait` a newcomer of `slo_class` waits because requests of tighter
+  // classes arriving after it are served first (least-slack order): each such class's admitted
+  // work rate (tokens/s, in seconds of work per token `seconds_per_token`, spread over
+  // `engines`) over the window in which its arrivals still go ahead.
+  Duration overtaken(const Sequence& seq, Duration wait, double seconds_per_token, int64_t engines,
+                     Time now) const;
+  // Admitted prefill tokens per second of `model` and `slo_class`, decayed over about a second.
+  double admitted_token_rate(ModelId model, SloClassId slo_class, Time now) const;
   void note_slo_outcome(const RequestRecord& record, Time now);
 
   const NodeSpec& node_;
@@ -100,6 +122,14 @@ class AdmissionGate {
   AdmissionController controller_;
   QueueOrdering ordering_;
   std::vector<SequenceHandle> victims_;
+  struct DecayedCount {
+    double tokens = 0;  // decayed to `at`
+    Time at;
+  };
+  std::vector<DecayedCount> admitted_tokens_;  // by model, then class
+  size_t rate_index(ModelId model, SloClassId slo_class) const {
+    return model.value() * node_.slo_classes.size() + slo_class.value();
+  }
   bool deferral_lifted_ = false;
 };
 

@@ -155,6 +155,7 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
     }
     seq.spec.max_tokens = verdict.max_tokens;
     if (gate_.controller().enabled()) seq.predicted_ttft = query.predicted_ttft;
+    gate_.note_admitted(seq, now);
   }
   state_.count_transition(state_.sequences[handle], SequenceState::kFinished,
                           SequenceState::kQueued);

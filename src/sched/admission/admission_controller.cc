@@ -14,6 +14,10 @@ constexpr Duration kPressureSampleLife = std::chrono::seconds(1);
 // down sooner.
 constexpr Duration kMinRetryAfter = std::chrono::seconds(1);
 constexpr double kCorrectionHalfLife_s = 1.0;
+// The share of admitted requests whose first token may come after their target, and the step of
+// the correction that keeps them to it, as a share of the class's target.
+constexpr double kPromiseQuantile = 0.99;
+constexpr double kCorrectionStep = 0.005;
 
 }  // namespace
 
@@ -215,21 +219,42 @@ Duration AdmissionController::correction(ModelId model, SloClassId slo_class, Ti
 }
 
 void AdmissionController::note_prediction(ModelId model, SloClassId slo_class, Duration predicted,
-                                          Duration actual, Time now) {
-  // Weight 1/32 on the newest: follows a change of regime within a few hundred requests. The
-  // error is measured against the corrected prediction, so the correction converges to the
-  // remaining bias instead of compounding.
+                                          Duration actual, std::optional<bool> promise_kept,
+                                          Time now) {
   Correction& c = corrections_[correction_index(model, slo_class)];
-  c.seconds = to_seconds(correction(model, slo_class, now)) + to_seconds(actual - predicted) / 32;
-  // Bounded by half the tightest target: a correction larger than that would turn away
-  // everything after one bad spell, and admission would stop learning (measured:
-  // docs/overload.md).
-  c.seconds = std::clamp(c.seconds, 0.0, 0.5 * to_seconds(tightest_target_));
+  // Bounded by the class's own target for promises, else by half the tightest target: a
+  // correction larger than that would turn away everything after one bad spell, and admission
+  // would stop learning (docs/overload.md). Either way the fade lets the class be measured
+  // again.
+  const double limit_s =
+      promise_kept ? correction_limit_s(slo_class) : 0.5 * to_seconds(tightest_target_);
+  const double current = to_seconds(correction(model, slo_class, now));
+  if (promise_kept) {
+    // A promise: the correction is the margin that keeps all but one admitted request in a
+    // hundred within its SLO. Each promise broken raises it by kPromiseQuantile steps, each one
+    // kept lowers it by 1 - kPromiseQuantile, so it settles where that share of the admitted
+    // requests miss (stochastic quantile estimation). Predictions that are merely low but
+    // still on time (a standard request's wait) cost no margin: only broken promises do.
+    const double step_s = kCorrectionStep * limit_s;
+    c.seconds = !*promise_kept ? current + step_s * kPromiseQuantile
+                               : current - step_s * (1.0 - kPromiseQuantile);
+  } else {
+    // No promise to keep (no target, or admission.keep_promises off): the smoothed error, weight
+    // 1/32 on the newest, measured against the corrected prediction so that it converges to the
+    // remaining bias.
+    c.seconds = current + to_seconds(actual - predicted) / 32;
+  }
+  c.seconds = std::clamp(c.seconds, 0.0, limit_s);
   c.at = now;
   ++counters_.predictions;
   const double error_ms = to_ms(actual - predicted);
   counters_.prediction_error_ms_sum += error_ms;
   counters_.prediction_abs_error_ms_sum += std::abs(error_ms);
+}
+
+double AdmissionController::correction_limit_s(SloClassId slo_class) const {
+  const std::optional<Duration>& target = node_->slo_class(slo_class).ttft_target;
+  return to_seconds(target ? *target : tightest_target_ / 2);
 }
 
 }  // namespace gangway

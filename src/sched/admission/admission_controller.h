@@ -108,21 +108,26 @@ class AdmissionController {
   // The tightest TTFT target of any class (the pressure's yardstick).
   Duration tightest_target() const { return tightest_target_; }
 
-  // A request of `slo_class` admitted with `predicted` TTFT got its first token after `actual`.
-  // The smoothed error per model and class corrects later predictions (correction()): the model
-  // of the wait is simple and the engines may run slower than the cost model says, so admission
-  // learns its own bias. Per class, because the bias differs by class: least-slack order serves
-  // an interactive newcomer before queued batch work, whose own waits would otherwise inflate
-  // every interactive prediction. The correction fades with a half-life of a second without
-  // new samples, so that a class whose requests are all being turned away is offered requests
-  // again and measured anew.
+  // A request of `slo_class` admitted with `predicted` TTFT got its first token after `actual`;
+  // `promise_kept` says, for a request admitted on a promise (a TTFT target, with
+  // admission.keep_promises on), whether it met its whole SLO. The result corrects later
+  // predictions of that model and class (correction()): the model of the wait is simple (a lease
+  // may start while a request waits; engines may run slower than the cost model says), so admission
+  // learns the margin its promises need. For promises, the correction tracks the margin at which
+  // one admitted request in a hundred misses; otherwise, the smoothed error. Per class, because
+  // classes differ: least-slack order serves an interactive newcomer before queued batch work,
+  // whose own waits would otherwise inflate every interactive prediction. The correction fades with
+  // a half-life of a second without new samples, so that a class whose requests are all being
+  // turned away is offered requests again and measured anew.
   void note_prediction(ModelId model, SloClassId slo_class, Duration predicted, Duration actual,
-                       Time now);
+                       std::optional<bool> promise_kept, Time now);
   Duration correction(ModelId model, SloClassId slo_class, Time now) const;
   void note_shed_from_queue() { ++counters_.shed_from_queue; }
   const AdmissionCounters& counters() const { return counters_; }
 
  private:
+  // The largest correction of a class: its TTFT target, or half the tightest without one.
+  double correction_limit_s(SloClassId slo_class) const;
   int rank_of(SloClassId slo_class) const { return node_->slo_class(slo_class).rank; }
   // Longest wait any matching bucket needs before `tokens` tokens of this request would pass.
   Duration rate_limit_wait(const RequestSpec& spec, double tokens, Time now);
@@ -144,7 +149,7 @@ class AdmissionController {
   std::vector<PressureSample> samples_;  // by model
   Time latest_sample_;                   // of any model
   struct Correction {
-    double seconds = 0;  // smoothed actual - predicted TTFT, never negative
+    double seconds = 0;  // a high quantile of actual - predicted TTFT, never negative
     Time at;             // of the last sample
   };
   std::vector<Correction> corrections_;  // by model, then class: model x classes + class

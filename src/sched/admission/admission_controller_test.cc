@@ -236,7 +236,8 @@ TEST(AdmissionController, LearnsItsBiasPerClassAndForgetsItWhenNoSamplesCome) {
   const SloClassId interactive = node.slo_classes.front().id;
   ASSERT_NE(batch, interactive);
   for (int i = 0; i < 200; ++i) {
-    admission.note_prediction(ModelId(0), batch, milliseconds(100), milliseconds(300), at_ms(i));
+    admission.note_prediction(ModelId(0), batch, milliseconds(100), milliseconds(300), std::nullopt,
+                              at_ms(i));
   }
   // Capped at half the tightest target (200 ms).
   EXPECT_GT(admission.correction(ModelId(0), batch, at_ms(200)), milliseconds(90));
@@ -246,6 +247,38 @@ TEST(AdmissionController, LearnsItsBiasPerClassAndForgetsItWhenNoSamplesCome) {
   // model's.
   EXPECT_EQ(admission.correction(ModelId(0), interactive, at_ms(200)), Duration(0));
   EXPECT_EQ(admission.correction(ModelId(1), batch, at_ms(200)), Duration(0));
+}
+
+// With admission.keep_promises, the correction of a class with a target is the margin at which
+// one admitted request in a hundred misses: predictions that are low but leave the request on
+// time cost nothing, broken promises raise it until about one in a hundred is broken.
+TEST(AdmissionController, PromiseMarginGrowsOnlyWithBrokenPromises) {
+  const NodeSpec node = node_with_default_classes();
+  AdmissionController admission(node, AdmissionOptions{});
+  const SloClassId interactive(0);
+  // Predicted 50 ms, got 150 ms: late against the prediction, on time against the 200 ms target.
+  for (int i = 0; i < 500; ++i) {
+    admission.note_prediction(ModelId(0), interactive, milliseconds(50), milliseconds(150), true,
+                              at_ms(i));
+  }
+  EXPECT_EQ(admission.correction(ModelId(0), interactive, at_ms(500)), Duration(0));
+  // One promise in two broken: the margin climbs to the target, the most it takes.
+  for (int i = 0; i < 1000; ++i) {
+    admission.note_prediction(ModelId(0), interactive, milliseconds(50), milliseconds(150),
+                              i % 2 != 0, at_ms(500 + i));
+  }
+  const Duration grown = admission.correction(ModelId(0), interactive, at_ms(1500));
+  EXPECT_GT(grown, milliseconds(150));
+  EXPECT_LE(grown, milliseconds(200));
+  // One in two hundred, more rarely than the one in a hundred it allows: it comes down (all
+  // at one instant, so that the fade without samples plays no part).
+  for (int i = 0; i < 20000; ++i) {
+    admission.note_prediction(ModelId(0), interactive, milliseconds(50), milliseconds(150),
+                              i % 200 != 0, at_ms(1500));
+  }
+  const Duration lowered = admission.correction(ModelId(0), interactive, at_ms(1500));
+  EXPECT_LT(lowered, grown - milliseconds(50));
+  EXPECT_GT(lowered, Duration(0));
 }
 
 }  // namespace

@@ -53,6 +53,13 @@ struct AdmissionOptions {
   // An arrival of the most important class may preempt a resident sequence of the least
   // important class on its replica when memory or batch slots are short.
   bool priority_preemption = true;
+  // Admission keeps its promises (docs/overload.md, "Promise accuracy"): a request admitted in a
+  // class with a TTFT target is never shed from its queue; looser classes are due the tightest
+  // target early in the queue order; the wait prediction counts the queued work served first
+  // (walking the queue in its order), the batch slots, and the work of tighter classes that will
+  // arrive and go first; and the learned correction is the margin at which one admitted request
+  // in a hundred misses its SLO. Off by default: it turns away more under overload.
+  bool keep_promises = false;
 };
 
 }  // namespace gangway
