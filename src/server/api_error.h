@@ -31,6 +31,11 @@ struct ApiError {
         400,         "invalid_request_error", std::move(code), std::move(message), std::move(param),
         std::nullopt};
   }
+  // The client's fault with another status than 400 (404 unknown route, 413 body too large, ...).
+  static ApiError request_error(int status, std::string code, std::string message) {
+    return ApiError{status,      "invalid_request_error", std::move(code), std::move(message), "",
+                    std::nullopt};
+  }
 };
 
 // The answer for a request the scheduler ended without completing it (rejected at admission,

@@ -37,15 +37,6 @@ bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
   return true;
 }
 
-ApiError http_error(int status, std::string code, std::string message) {
-  ApiError error;
-  error.status = status;
-  error.type = "invalid_request_error";
-  error.code = std::move(code);
-  error.message = std::move(message);
-  return error;
-}
-
 // How long a probe-reserve connection may take to send its one request.
 constexpr Duration kReserveTimeout = std::chrono::seconds(1);
 
@@ -204,11 +195,11 @@ void HttpConnection::on_read_error(const error_code& error) {
   keep_alive_ = false;
   state_ = State::kProcessing;
   if (error == http::error::header_limit) {
-    respond_error(http_error(
+    respond_error(ApiError::request_error(
         431, "header_too_large",
         fmt::format("The request's headers exceed {} bytes.", context_.config->max_header_bytes)));
   } else if (error == http::error::body_limit) {
-    respond_error(http_error(
+    respond_error(ApiError::request_error(
         413, "body_too_large",
         fmt::format("The request body exceeds {} bytes.", context_.config->max_body_bytes)));
   } else if (error == http::error::end_of_stream || error == http::error::partial_message ||
@@ -219,8 +210,8 @@ void HttpConnection::on_read_error(const error_code& error) {
     }
     close();
   } else if (error.category() == make_error_code(http::error::bad_target).category()) {
-    respond_error(http_error(400, "bad_http_request",
-                             "The request is not valid HTTP/1.1: " + error.message() + "."));
+    respond_error(ApiError::request_error(
+        400, "bad_http_request", "The request is not valid HTTP/1.1: " + error.message() + "."));
   } else {
     close();
   }
@@ -248,7 +239,7 @@ void HttpConnection::on_read_timeout() {
                                             : "the request's headers did not arrive in time"}});
   keep_alive_ = false;
   state_ = State::kProcessing;
-  respond_error(http_error(
+  respond_error(ApiError::request_error(
       408, "request_timeout",
       headers_in ? fmt::format("The request did not arrive whole within {} s.", timeout)
                  : fmt::format("The request's headers did not arrive within {} s.", timeout)));

@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/emulated_tokenizer.h"
-#include "server/client_text.h"
 #include "http/json_depth.h"
+#include "server/client_text.h"
 
 namespace gangway {
 namespace {

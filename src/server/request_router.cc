@@ -43,15 +43,6 @@ std::optional<std::string> header_value(const HttpRequest& request, std::string_
   return std::string(it->value());
 }
 
-ApiError request_error(int status, std::string code, std::string message) {
-  ApiError error;
-  error.status = status;
-  error.type = "invalid_request_error";
-  error.code = std::move(code);
-  error.message = std::move(message);
-  return error;
-}
-
 struct Route {
   std::string_view path;
   http::verb method;
@@ -73,26 +64,26 @@ constexpr Route kRoutes[] = {
 std::optional<ApiError> framing_error(const HttpRequest& request) {
   const auto hosts = request.count(http::field::host);
   if (hosts > 1 || (hosts == 0 && request.version() >= 11)) {
-    return request_error(400, "bad_http_request",
-                         hosts > 1 ? "The request has more than one Host header."
-                                   : "An HTTP/1.1 request needs a Host header.");
+    return ApiError::request_error(400, "bad_http_request",
+                                   hosts > 1 ? "The request has more than one Host header."
+                                             : "An HTTP/1.1 request needs a Host header.");
   }
   const auto encodings = request.equal_range(http::field::content_encoding);
   for (auto field = encodings.first; field != encodings.second; ++field) {
     const std::string_view value = view_of(field->value());
     if (!value.empty() && !equals_ignoring_case(trimmed(value), "identity")) {
-      return request_error(415, "unsupported_content_encoding",
-                           "Content-Encoding '" + shown_client_text(value) +
-                               "' is not supported; send the body uncompressed.");
+      return ApiError::request_error(415, "unsupported_content_encoding",
+                                     "Content-Encoding '" + shown_client_text(value) +
+                                         "' is not supported; send the body uncompressed.");
     }
   }
   const auto transfer_codings = request.equal_range(http::field::transfer_encoding);
   for (auto field = transfer_codings.first; field != transfer_codings.second; ++field) {
     const std::string_view value = view_of(field->value());
     if (!equals_ignoring_case(trimmed(value), "chunked")) {
-      return request_error(501, "unsupported_transfer_encoding",
-                           "Transfer-Encoding '" + shown_client_text(value) +
-                               "' is not supported; only chunked is.");
+      return ApiError::request_error(501, "unsupported_transfer_encoding",
+                                     "Transfer-Encoding '" + shown_client_text(value) +
+                                         "' is not supported; only chunked is.");
     }
   }
   return std::nullopt;
@@ -128,9 +119,10 @@ RoutedRequest route_generation(const HttpRequest& request, Endpoint endpoint,
                                const RouterContext& context) {
   const auto content_type = request[http::field::content_type];
   if (!content_type.empty() && !is_json_media_type(view_of(content_type))) {
-    return error_answer(request_error(415, "unsupported_media_type",
-                                      "Content-Type must be application/json, got '" +
-                                          shown_client_text(view_of(content_type)) + "'."));
+    return error_answer(ApiError::request_error(415, "unsupported_media_type",
+                                                "Content-Type must be application/json, got '" +
+                                                    shown_client_text(view_of(content_type)) +
+                                                    "'."));
   }
   SchedulingHeaders headers;
   headers.slo_class = header_value(request, "X-Gangway-Slo-Class");
@@ -180,7 +172,7 @@ RoutedRequest route_request(const HttpRequest& request, const RouterContext& con
   }
   const bool model_path = target.starts_with("/v1/models/") && target.size() > 11;
   if (!found && !model_path) {
-    return error_answer(request_error(
+    return error_answer(ApiError::request_error(
         404, "unknown_url",
         fmt::format("Unknown request URL: {} {}. See docs/server.md for the endpoints.",
                     shown_client_text(view_of(request.method_string())),
@@ -196,10 +188,10 @@ RoutedRequest route_request(const HttpRequest& request, const RouterContext& con
   if (method != allowed) {
     const std::string allowed_name(http::to_string(allowed));
     return error_answer(
-        request_error(405, "method_not_allowed",
-                      fmt::format("Method {} is not allowed on {}; use {}.",
-                                  shown_client_text(view_of(request.method_string())),
-                                  shown_client_text(target), allowed_name)),
+        ApiError::request_error(405, "method_not_allowed",
+                                fmt::format("Method {} is not allowed on {}; use {}.",
+                                            shown_client_text(view_of(request.method_string())),
+                                            shown_client_text(target), allowed_name)),
         fmt::format("Allow: {}\r\n", allowed_name));
   }
   if (model_path) {
@@ -213,8 +205,8 @@ RoutedRequest route_request(const HttpRequest& request, const RouterContext& con
                                         {"max_model_len", model.max_context_tokens}}
                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     }
-    ApiError error = request_error(404, "model_not_found",
-                                   "The model '" + shown_client_text(name) + "' does not exist.");
+    ApiError error = ApiError::request_error(
+        404, "model_not_found", "The model '" + shown_client_text(name) + "' does not exist.");
     error.param = "model";
     return error_answer(error);
   }

@@ -35,17 +35,7 @@ std::vector<std::string> sse_events(const std::string& body) {
   return events;
 }
 
-class ServerApiTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { server_ = new RunningServer(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  static uint16_t port() { return server_->port(); }
-  static RunningServer* server_;
-};
-RunningServer* ServerApiTest::server_ = nullptr;
+class ServerApiTest : public testing::SharedServerTest {};
 
 TEST_F(ServerApiTest, CompletionWithoutStreaming) {
   // 40 bytes of prompt = 10 tokens of the emulated tokenizer.

@@ -17,17 +17,9 @@ using ::testing::HasSubstr;
 using testing::http_call;
 using testing::post_json;
 using testing::raw_exchange;
-using testing::RunningServer;
 
-class BadInputTest : public ::testing::Test {
+class BadInputTest : public testing::SharedServerTest {
  protected:
-  static void SetUpTestSuite() { server_ = new RunningServer(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  static uint16_t port() { return server_->port(); }
-
   // The reply is an OpenAI error object; then the server still answers.
   static void expect_error(const testing::HttpReply& reply, int status, const std::string& code,
                            const std::string& param = "") {
@@ -59,9 +51,7 @@ class BadInputTest : public ::testing::Test {
         post_json(port(), "/v1/completions", R"({"model":"small","prompt":"ok","max_tokens":1})");
     EXPECT_EQ(reply.status, 200) << reply.body;
   }
-  static RunningServer* server_;
 };
-RunningServer* BadInputTest::server_ = nullptr;
 
 TEST_F(BadInputTest, MalformedJsonIs400) {
   expect_error(post_json(port(), "/v1/completions", R"({"model": "small", "prompt": )"), 400,

@@ -106,6 +106,19 @@ class RunningServer {
   int exit_status_ = -1;
 };
 
+// A test suite whose tests share one server with the test scenario, started before the first
+// test and stopped after the last.
+class SharedServerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { server_ = new RunningServer(); }
+  static void TearDownTestSuite() {
+    delete server_;
+    server_ = nullptr;
+  }
+  static uint16_t port() { return server_->port(); }
+  static inline RunningServer* server_ = nullptr;
+};
+
 struct HttpReply {
   int status = 0;
   std::map<std::string, std::string> headers;  // names in lower case

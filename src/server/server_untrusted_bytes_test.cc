@@ -16,7 +16,6 @@ using ::testing::HasSubstr;
 using testing::http_call;
 using testing::post_json;
 using testing::raw_exchange;
-using testing::RunningServer;
 
 struct RawAnswer {
   int status = 0;
@@ -46,15 +45,8 @@ std::string generation_request(const std::string& extra_headers,
          "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
-class UntrustedBytesTest : public ::testing::Test {
+class UntrustedBytesTest : public testing::SharedServerTest {
  protected:
-  static void SetUpTestSuite() { server_ = new RunningServer(); }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-  }
-  static uint16_t port() { return server_->port(); }
-
   // The answer is the expected error, and afterwards the server still serves.
   static RawAnswer expect_error(const std::string& request, int status, const std::string& code) {
     const RawAnswer answer = parse_raw_answer(raw_exchange(port(), request));
@@ -73,9 +65,7 @@ class UntrustedBytesTest : public ::testing::Test {
   static std::string message(const RawAnswer& answer) {
     return answer.body["error"]["message"].get<std::string>();
   }
-  static RunningServer* server_;
 };
-RunningServer* UntrustedBytesTest::server_ = nullptr;
 
 constexpr const char* kReplacement = "\xEF\xBF\xBD";
 
