@@ -1,6 +1,6 @@
 // Some targets (the server and CLI libraries, their tests, the metrics and model tests) compile
 // all their files as one translation unit each (gangway_unity_build in CMakeLists.txt;
-// docs/architecture.md, "Build time"). There, two files' file-local helpers of the same name
+// docs/decisions/unity-builds.md). There, two files' file-local helpers of the same name
 // share one scope: identical signatures fail to compile, but different ones silently become
 // overloads, and a call may pick the other file's. This test keeps the file-local names of each
 // such target apart.
