@@ -85,24 +85,23 @@ AdmissionGate::WorkAhead AdmissionGate::work_ahead(const RequestQueue& queue, co
   return ahead;
 }
 
-Duration AdmissionGate::overtaken(const Sequence& seq, Duration wait, double seconds_per_token,
-                                  int64_t engines, Time now) const {
-  struct Overtaker {
-    double load;      // seconds of work per second
-    double window_s;  // how long its arrivals still go ahead
-  };
-  std::array<Overtaker, 8> overtakers{};
-  size_t count = 0;
+AdmissionGate::Overtakers AdmissionGate::overtakers(const Sequence& seq, Time now) const {
+  Overtakers found;
+  if (!options_.admission.keep_promises) return found;
   for (const SloClass& later : node_.slo_classes) {
     const Duration window = ordering_.overtaking_window(seq.spec.slo_class, later.id);
-    if (window <= Duration(0) || count == overtakers.size()) continue;
+    if (window <= Duration(0) || found.count == found.classes.size()) continue;
     const double rate = admitted_token_rate(seq.spec.model, later.id, now);
     if (rate <= 0) continue;
-    overtakers[count++] = {
-        rate * seconds_per_token / static_cast<double>(std::max<int64_t>(1, engines)),
-        to_seconds(window)};
+    found.classes[found.count++] = {rate, to_seconds(window)};
   }
-  if (count == 0 || !options_.admission.keep_promises) return Duration(0);
+  return found;
+}
+
+Duration AdmissionGate::overtaken(const Overtakers& overtakers, Duration wait,
+                                  double seconds_per_token, int64_t engines) {
+  if (overtakers.count == 0) return Duration(0);
+  const auto spread = static_cast<double>(std::max<int64_t>(1, engines));
   // The wait W solves W = wait + sum of load x min(W, window): the work that arrives while the
   // newcomer waits and still goes ahead of it. Iterated from W = wait; it only grows, and is
   // bounded by wait + sum of load x window.
@@ -110,8 +109,10 @@ Duration AdmissionGate::overtaken(const Sequence& seq, Duration wait, double sec
   double w = base_s;
   for (int i = 0; i < 16; ++i) {
     double next = base_s;
-    for (size_t k = 0; k < count; ++k) {
-      next += overtakers[k].load * std::min(w, overtakers[k].window_s);
+    for (size_t k = 0; k < overtakers.count; ++k) {
+      const Overtaker& later = overtakers.classes[k];
+      const double load = later.tokens_per_s * seconds_per_token / spread;  // work per second
+      next += load * std::min(w, later.window_s);
     }
     if (next - w < 1e-6) {
       w = next;
@@ -130,6 +131,7 @@ double AdmissionGate::admitted_token_rate(ModelId model, SloClassId slo_class, T
 }
 
 void AdmissionGate::note_admitted(const Sequence& seq, Time now) {
+  if (!options_.admission.keep_promises) return;  // the rates serve only overtakers()
   DecayedCount& count = admitted_tokens_[rate_index(seq.spec.model, seq.spec.slo_class)];
   const double age_s = now > count.at ? to_seconds(now - count.at) : 0.0;
   count.tokens = count.tokens * std::exp(-age_s / kRateWindow_s) + seq.remaining_prefill_tokens();
@@ -149,6 +151,7 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
   const ModelSpec& model = node_.model(seq.spec.model);
   const CostModel& cost = *state_.small_models[model.id.value()].cost;
   const int64_t key = ordering_.key(seq);
+  const Overtakers later_first = overtakers(seq, now);
   const int32_t budget = model.max_batched_tokens;
   bool found = false;
   for (uint32_t index : state_.small_models[seq.spec.model.value()].replicas) {
@@ -191,8 +194,8 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
     const double own_s =
         std::ceil(static_cast<double>(own_tokens) / prefill_per_iteration) * iteration_s;
     Duration wait = scaled(base + seconds_to_duration(work_s * stretch), gpu.slowdown);
-    wait += overtaken(seq, wait, iteration_s / prefill_per_iteration * stretch * gpu.slowdown,
-                      replicas, now);
+    wait += overtaken(later_first, wait,
+                      iteration_s / prefill_per_iteration * stretch * gpu.slowdown, replicas);
     const Duration ttft = wait + own.load + seconds_to_duration(own_s * gpu.slowdown);
     if (!found || own.prefill < query.idle_ttft) query.idle_ttft = own.prefill;
     if (!found || ttft < query.predicted_ttft) {
@@ -225,8 +228,8 @@ void AdmissionGate::predict_large_ttft(const Sequence& seq, Time now, AdmissionQ
   const Duration work = seconds_to_duration(ahead * seconds_per_token * stretch);
   const Duration own = predictor_.prefill_time(state_, seq.spec.model, seq.spec.prompt_tokens, 0);
   query.predicted_wait = scaled(start + work, large.slowdown);
-  query.predicted_wait +=
-      overtaken(seq, query.predicted_wait, seconds_per_token / share * large.slowdown, 1, now);
+  query.predicted_wait += overtaken(overtakers(seq, now), query.predicted_wait,
+                                    seconds_per_token / share * large.slowdown, 1);
   query.predicted_ttft = query.predicted_wait + scaled(own, large.slowdown);
   query.idle_ttft = own;
 }

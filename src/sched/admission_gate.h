@@ -8,6 +8,7 @@
 // which it is the only writer). It also holds the queue order (QueueOrdering).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -105,12 +106,23 @@ class AdmissionGate {
     int64_t requests = 0;
   };
   WorkAhead work_ahead(const RequestQueue& queue, const Sequence& seq, int64_t key) const;
-  // How much longer than `wait` a newcomer of `slo_class` waits because requests of tighter
-  // classes arriving after it are served first (least-slack order): each such class's admitted
-  // work rate (tokens/s, in seconds of work per token `seconds_per_token`, spread over
-  // `engines`) over the window in which its arrivals still go ahead.
-  Duration overtaken(const Sequence& seq, Duration wait, double seconds_per_token, int64_t engines,
-                     Time now) const;
+  // The tighter classes whose later arrivals go ahead of `seq` (least-slack order, with
+  // keep_promises): each one's admitted prefill tokens per second and the window in which its
+  // arrivals still go ahead. Empty without keep_promises. One per arrival, for every replica.
+  struct Overtaker {
+    double tokens_per_s = 0;
+    double window_s = 0;
+  };
+  struct Overtakers {
+    std::array<Overtaker, 8> classes{};
+    size_t count = 0;
+  };
+  Overtakers overtakers(const Sequence& seq, Time now) const;
+  // How much longer than `wait` a newcomer waits because those classes' arrivals are served
+  // first: their work (in seconds of work per token `seconds_per_token`, spread over `engines`)
+  // over the window in which they still go ahead.
+  static Duration overtaken(const Overtakers& overtakers, Duration wait, double seconds_per_token,
+                            int64_t engines);
   // Admitted prefill tokens per second of `model` and `slo_class`, decayed over about a second.
   double admitted_token_rate(ModelId model, SloClassId slo_class, Time now) const;
   void note_slo_outcome(const RequestRecord& record, Time now);
