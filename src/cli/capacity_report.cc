@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "cli/simulation_table.h"
@@ -59,12 +60,18 @@ std::string criterion_text(const CapacityReport& report) {
   return "every class meets " + what + " on " + targets + ", on every model";
 }
 
+// An attainment in percent, rounded down: a miss of a 99 % target never reads "99.0%".
+std::string percent_rounded_down(double share) {
+  return fmt::format("{:.1f}%", std::floor(1000 * share + 1e-9) / 10);
+}
+
 std::string limited_text(const std::optional<WorstPair>& worst, CapacityMeasure measure) {
   if (!worst) return "-";
   if (measure == CapacityMeasure::kQueueP99) {
     return fmt::format("queue p99 {:.0f} ms", worst->attainment);
   }
-  return fmt::format("{}@{} {:.1f}%", worst->slo_class, worst->model, 100 * worst->attainment);
+  return fmt::format("{}@{} {}", worst->slo_class, worst->model,
+                     percent_rounded_down(worst->attainment));
 }
 
 std::string rps(double value) {
@@ -128,6 +135,36 @@ std::string settings_text(const std::vector<ScenarioSetting>& settings) {
   return text;
 }
 
+std::string policy_name(const CapacityResult& result) {
+  return result.policy.name == "gangway" ? "gangway-" + result.mode : result.policy.name;
+}
+
+// "lease_max_ms=60": the settings by the last part of their key paths.
+std::string short_settings_text(const std::vector<ScenarioSetting>& settings) {
+  std::string text;
+  for (const ScenarioSetting& setting : settings) {
+    const size_t dot = setting.key_path.find_last_of('.');
+    const std::string key =
+        dot == std::string::npos ? setting.key_path : setting.key_path.substr(dot + 1);
+    text += (text.empty() ? "" : " ") + key + "=" + setting.value;
+  }
+  return text;
+}
+
+// "13.9, 186, 8.4": the seeds' answers, when they are so far apart (the highest more than twice
+// the lowest) that their mean is no load to plan on.
+std::optional<std::string> far_apart_answers(const CapacityResult& result) {
+  const std::optional<SeedSpread> capacity = result.capacity_rps();
+  if (!capacity || capacity->samples < 2 || !(capacity->max > 2 * capacity->min)) {
+    return std::nullopt;
+  }
+  std::string answers;
+  for (const SeedSearch& seed : result.seeds) {
+    if (seed.capacity) answers += (answers.empty() ? "" : ", ") + rps(seed.capacity->offered_rps);
+  }
+  return answers;
+}
+
 }  // namespace
 
 CapacityBound CapacityResult::bound() const {
@@ -172,12 +209,36 @@ void print_capacity_table(std::ostream& out, const CapacityReport& report) {
   out << fmt::format("gangway capacity  scenario {}  {}  {} per probe\n", report.scenario_name,
                      seeds, measured_window_text(report.measured_s, report.warmup_s));
   print_wrapped(out, "criterion", {criterion_text(report)});
-  out << fmt::format("searched from {}x to {}x the scenario's rates, to within {}%\n\n",
+  // The first column names what differs between rows: the policy, the --vary settings or both.
+  // With one policy it is named above the table, so that long settings are not cut.
+  bool several_policies = false;
+  bool any_settings = false;
+  for (const CapacityResult& result : report.results) {
+    several_policies =
+        several_policies || policy_name(result) != policy_name(report.results.front());
+    any_settings = any_settings || !result.settings.empty();
+  }
+  const bool policy_in_rows = several_policies || !any_settings;
+  out << fmt::format("searched from {}x to {}x the scenario's rates, to within {}%{}\n\n",
                      format_number_plain(report.range.low), format_number_plain(report.range.high),
-                     format_number_plain(100 * report.range.tolerance));
-  TextTable table(
-      {"policy", "search", "capacity/s", "95 % CI", "SM/s", "LM/s", "first to fail above it"});
+                     format_number_plain(100 * report.range.tolerance),
+                     !several_policies && !report.results.empty()
+                         ? ", policy " + policy_name(report.results.front())
+                         : "");
+  auto row_label = [&](const CapacityResult& result) {
+    std::string label = policy_in_rows ? policy_name(result) : "";
+    if (any_settings) label += (label.empty() ? "" : " ") + short_settings_text(result.settings);
+    return label;
+  };
+  TextTable table({several_policies && any_settings ? "policy, settings"
+                   : any_settings                   ? "settings"
+                                                    : "policy",
+                   "search", "capacity/s", "95 % CI", "SM/s", "LM/s", "first to fail above it"});
   std::vector<std::string> notes;
+  // Searches whose seeds' answers are far apart, and what failed first above them: the worst
+  // class sits near its target over a wide range of loads, so where each seed stops is chance.
+  std::vector<std::string> far_apart;
+  std::vector<std::string> limiting;
   for (const CapacityResult& result : report.results) {
     const std::optional<SeedSpread> capacity = result.capacity_rps();
     std::string value = capacity ? rps(capacity->mean) : "-";
@@ -192,7 +253,7 @@ void print_capacity_table(std::ostream& out, const CapacityReport& report) {
       notes.push_back(fmt::format(
           "{} ({}): every class still met its target at the top of the range ({} req/s, {}x "
           "the scenario's rates); raise it with --range LOW:HIGH",
-          result.label, to_string(result.scope), rps(highest_probe_rps(result).value_or(0)),
+          row_label(result), to_string(result.scope), rps(highest_probe_rps(result).value_or(0)),
           format_number_plain(report.range.high)));
     } else if (bound == CapacityBound::kBelowRange) {
       value = "< " + rps(lowest_probe_rps(result).value_or(0));
@@ -200,13 +261,23 @@ void print_capacity_table(std::ostream& out, const CapacityReport& report) {
       notes.push_back(fmt::format(
           "{} ({}): even at the bottom of the range ({} req/s, {}x the scenario's rates) a class "
           "missed its target ({}): the node cannot meet these SLOs at any load searched",
-          result.label, to_string(result.scope), rps(lowest_probe_rps(result).value_or(0)),
+          row_label(result), to_string(result.scope), rps(lowest_probe_rps(result).value_or(0)),
           format_number_plain(report.range.low),
           limited_text(result.limited_by(), report.criterion.measure)));
+    } else if (const auto answers = far_apart_answers(result)) {
+      far_apart.push_back(
+          fmt::format("{} {}: {}", row_label(result), to_string(result.scope), *answers));
+      const auto worst = result.limited_by();
+      const std::string pair = worst && report.criterion.measure != CapacityMeasure::kQueueP99
+                                   ? worst->slo_class + "@" + worst->model
+                                   : std::string("the criterion");
+      if (std::find(limiting.begin(), limiting.end(), pair) == limiting.end()) {
+        limiting.push_back(pair);
+      }
     }
     const auto small = result.small_rps();
     const auto large = result.large_rps();
-    table.add_row({result.label, to_string(result.scope), value, interval,
+    table.add_row({row_label(result), to_string(result.scope), value, interval,
                    small && small->mean > 0 ? rps(small->mean) : "-",
                    large && large->mean > 0 ? rps(large->mean) : "-",
                    limited_text(result.limited_by(), report.criterion.measure)});
@@ -214,23 +285,46 @@ void print_capacity_table(std::ostream& out, const CapacityReport& report) {
   table.print(out);
   out << "(capacity: the highest load meeting the criterion, requests/s, mean over the seeds;\n"
          " SM/s and LM/s: its small- and large-model parts)\n";
-  for (const std::string& note : notes) print_wrapped(out, "note", {note});
-  // The best policy or setting per search, when there is a choice.
+  if (!far_apart.empty()) {
+    std::string pairs;
+    for (size_t i = 0; i < limiting.size(); ++i) {
+      pairs += (i == 0 ? "" : i + 1 == limiting.size() ? " and " : ", ") + limiting[i];
+    }
+    std::string answers;
+    for (const std::string& entry : far_apart) answers += (answers.empty() ? "" : "; ") + entry;
+    notes.push_back(fmt::format(
+        "the seeds disagree ({} req/s): {} stays near its target over a wide range of loads, so "
+        "the mean is no load to plan on and more seeds will not settle it. See its attainment "
+        "against load (--report); relax its target or change what limits it (docs/guide.md, \"A "
+        "wide interval\").",
+        answers, pairs));
+  }
+  for (const std::string& note : notes) print_paragraph(out, "note", note);
+  // The best policy or setting per search, when there is a choice, and whether it leads by more
+  // than the seeds' spread.
   for (const CapacityScope scope :
        {CapacityScope::kSmall, CapacityScope::kLarge, CapacityScope::kMix}) {
-    const CapacityResult* best = nullptr;
+    std::vector<std::pair<double, const CapacityResult*>> ranked;
     size_t candidates = 0;
     for (const CapacityResult& result : report.results) {
       if (result.scope != scope) continue;
       ++candidates;
-      const auto capacity = result.capacity_rps();
-      if (!capacity) continue;
-      if (best == nullptr || capacity->mean > best->capacity_rps()->mean) best = &result;
+      if (const auto capacity = result.capacity_rps()) ranked.emplace_back(capacity->mean, &result);
     }
-    if (best != nullptr && candidates > 1) {
-      out << fmt::format("best for {}: {} ({} req/s)\n", to_string(scope), best->label,
-                         rps(best->capacity_rps()->mean));
+    if (ranked.empty() || candidates < 2) continue;
+    std::stable_sort(ranked.begin(), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    const CapacityResult& best = *ranked.front().second;
+    std::string text = fmt::format("{} ({} req/s)", row_label(best), rps(ranked.front().first));
+    if (ranked.size() > 1) {
+      const auto first = best.capacity_rps();
+      const auto second = ranked[1].second->capacity_rps();
+      if (first->ci_low && second->ci_high && *first->ci_low <= *second->ci_high) {
+        text += fmt::format(", not a clear lead: its 95 % interval overlaps that of {}",
+                            row_label(*ranked[1].second));
+      }
     }
+    print_paragraph(out, fmt::format("best for {}", to_string(scope)), text);
   }
 }
 

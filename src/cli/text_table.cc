@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <sstream>
 
 namespace gangway {
 namespace {
@@ -76,6 +77,24 @@ void print_wrapped(std::ostream& out, const std::string& label,
     }
     line += (first ? "" : " ") + item;
     first = false;
+  }
+  out << line << "\n";
+}
+
+void print_paragraph(std::ostream& out, const std::string& label, const std::string& text,
+                     int max_width) {
+  const std::string lead = label + ": ";
+  std::string line = lead;
+  bool empty = true;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    if (!empty && display_width(line) + 1 + display_width(word) > static_cast<size_t>(max_width)) {
+      out << line << "\n";
+      line = std::string(lead.size(), ' ');
+      empty = true;
+    }
+    line += (empty ? "" : " ") + word;
+    empty = false;
   }
   out << line << "\n";
 }

@@ -32,6 +32,11 @@ void print_wrapped(std::ostream& out, const std::string& label,
                    const std::vector<std::string>& items, int indent = 0,
                    int max_width = kTableWidth);
 
+// "label: text", the text wrapped at word boundaries to the width, continuation lines indented
+// under its first word.
+void print_paragraph(std::ostream& out, const std::string& label, const std::string& text,
+                     int max_width = kTableWidth);
+
 // Cells: a figure, or "-" when there is none.
 std::string dash_or(const std::optional<double>& value, int decimals);
 std::string percent_or_dash(const std::optional<double>& fraction, int decimals = 1);

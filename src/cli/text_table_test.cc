@@ -47,5 +47,11 @@ TEST(TextTable, WrappedListsBreakBetweenItems) {
             "                 queue_full 56, shed 7\n");
 }
 
+TEST(TextTable, AParagraphWrapsAtWordsUnderItsFirstWord) {
+  std::ostringstream out;
+  print_paragraph(out, "note", "one two three four five six", 16);
+  EXPECT_EQ(out.str(), "note: one two\n      three four\n      five six\n");
+}
+
 }  // namespace
 }  // namespace gangway
