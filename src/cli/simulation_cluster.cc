@@ -132,15 +132,14 @@ void print_cluster_table(std::ostream& out, const std::vector<PolicyRun>& runs) 
     for (size_t i = 0; i < cluster.nodes.size(); ++i) {
       const ClusterNodeResult& node = cluster.nodes[i];
       const RequestStats& total = node.metrics.total();
-      const std::optional<double> slo =
+      const std::string slo =
           total.arrived() > 0
-              ? std::optional<double>(static_cast<double>(total.slo_met()) / total.arrived())
-              : std::nullopt;
+              ? percent_or_dash(static_cast<double>(total.slo_met()) / total.arrived())
+              : "-";
       table.add_row(
           {std::to_string(i), std::to_string(node.first_choice),
            std::to_string(node.retries_received), std::to_string(total.arrived()),
-           std::to_string(total.completed()), std::to_string(total.rejected()),
-           percent_or_dash(slo),
+           std::to_string(total.completed()), std::to_string(total.rejected()), slo,
            fmt::format("{:.1f}", static_cast<double>(total.slo_met()) / run.result.measured_s),
            percent_or_dash(busy_fraction(node.node_time)), cluster.final_level[i]});
     }

@@ -48,9 +48,15 @@ void TextTable::print(std::ostream& out, int max_width) const {
   }
   auto line = [&](const std::vector<std::string>& cells) {
     std::string text(static_cast<size_t>(indent_), ' ');
+    // A name wider than its column goes on a line of its own, the figures on the next.
+    const bool name_above = !cells.empty() && display_width(cells[0]) > widths[0];
+    if (name_above) {
+      out << text << shortened(cells[0], limit > static_cast<size_t>(indent_) ? limit - indent_ : 1)
+          << "\n";
+    }
     for (size_t c = 0; c < cells.size(); ++c) {
       if (c == 0) {
-        text += padded_cell(shortened(cells[c], widths[c]), widths[c], true);
+        text += padded_cell(name_above ? std::string() : cells[c], widths[c], true);
       } else {
         text += " " + padded_cell(cells[c], widths[c], false);
       }

@@ -14,7 +14,8 @@ namespace gangway {
 inline constexpr int kTableWidth = 100;
 
 // Columns are sized to their contents; the first (a name) is left-aligned, the rest right-aligned.
-// When a row would pass the width, the first column is cut short (ending in '~') to fit.
+// When a row would pass the width, the first column is narrowed to fit, and a name wider than it
+// is printed whole on a line of its own above its row's figures.
 class TextTable {
  public:
   explicit TextTable(std::vector<std::string> header, int indent = 0);

@@ -8,20 +8,24 @@
 namespace gangway {
 namespace {
 
-TEST(TextTable, ColumnsLineUpAndALongNameIsCutToFit) {
+TEST(TextTable, ColumnsLineUpAndANameTooLongForItsColumnGetsALineOfItsOwn) {
   TextTable table({"name", "a", "b"});
   table.add_row({"short", "1", "22"});
-  table.add_row({std::string(150, 'x'), "333", "4"});
+  table.add_row({std::string(35, 'x'), "333", "4"});
+  table.add_row({std::string(150, 'y'), "5", "6"});
   std::ostringstream out;
   table.print(out, 40);
   std::istringstream lines(out.str());
-  std::string header, first, second;
-  std::getline(lines, header);
-  std::getline(lines, first);
-  std::getline(lines, second);
-  EXPECT_EQ(second.size(), 40u);
-  EXPECT_NE(second.find("~ 333"), std::string::npos) << second;
+  std::string header, first, long_name, second, longer_name, third;
+  for (std::string* line : {&header, &first, &long_name, &second, &longer_name, &third}) {
+    std::getline(lines, *line);
+    EXPECT_LE(line->size(), 40u) << *line;
+  }
+  EXPECT_EQ(long_name, std::string(35, 'x'));  // whole, not cut
+  EXPECT_EQ(second.find_first_not_of(' '), second.find("333"));
   EXPECT_EQ(first.find('1'), second.find("333") + 2) << first << "\n" << second;
+  EXPECT_EQ(longer_name, std::string(39, 'y') + "~");  // only a name wider than a line is cut
+  EXPECT_EQ(third.size(), second.size());
 }
 
 TEST(TextTable, DashesMarkMissingFiguresAndSpreadsUseOneColumnForPlusMinus) {

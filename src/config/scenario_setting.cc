@@ -161,7 +161,9 @@ std::string apply_scenario_setting(YAML::Node& root, const ScenarioSetting& sett
                  (current.size() == 1 ? " item" : " items") + ": expected an index from 0 to " +
                  std::to_string(current.size()) + " (the last appends one)");
     }
-    walked += "[" + std::to_string(*index) + "]";
+    walked += '[';
+    walked += std::to_string(*index);
+    walked += ']';
     if (*index == current.size()) current.push_back(YAML::Node(YAML::NodeType::Null));
     if (last) {
       current[*index] = value;

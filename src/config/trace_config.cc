@@ -88,7 +88,11 @@ TraceSpec read_trace(const YamlValue& value, const ScenarioNames& names,
   const YamlMap map = value.map({"path", "format", "rate_scale", "start_s", "end_s", "max_tokens",
                                  "spread_equal_timestamps", "mapping"});
   TraceSpec spec;
-  spec.origin = value.document().file() + (value.line() ? ":" + std::to_string(*value.line()) : "");
+  spec.origin = value.document().file();
+  if (value.line()) {
+    spec.origin += ':';
+    spec.origin += std::to_string(*value.line());
+  }
   const YamlValue path = map.required("path");
   spec.path = resolve_input_path(path, scenario_path);
   if (const auto v = map.get("format")) spec.format = read_trace_format(*v);

@@ -36,7 +36,10 @@ SessionSpec read_sessions(const YamlValue& value) {
 
 std::string origin_of(const YamlValue& value) {
   std::string origin = value.document().file();
-  if (value.line()) origin += ":" + std::to_string(*value.line());
+  if (value.line()) {
+    origin += ':';
+    origin += std::to_string(*value.line());
+  }
   return origin;
 }
 

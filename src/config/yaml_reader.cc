@@ -73,7 +73,10 @@ std::vector<std::string> to_strings(std::initializer_list<std::string_view> view
 }  // namespace
 
 std::string in_quotes(const std::string& text) {
-  return "'" + printable(text) + "'";
+  std::string quoted = "'";
+  quoted += printable(text);
+  quoted += '\'';
+  return quoted;
 }
 
 std::string join_names(const std::vector<std::string>& names) {
