@@ -3,7 +3,7 @@
 renamed flag, a changed default or a command that stopped working fails a test instead of a
 newcomer's first ten minutes.
 
-    /usr/bin/python3 tests/guide/guide_commands_test.py path/to/gangway
+    /usr/bin/python3 tests/guide/guide_commands_test.py [--full] path/to/gangway
 
 Reads the guide's ```sh blocks. `cp examples/X my-node.yaml` copies the example into a temporary
 folder, which stands for my-node.yaml and /tmp everywhere; `git clone`, `make` and `alias` lines
@@ -12,8 +12,13 @@ unless the guide gives a duration; capacity searches two seeds at a coarse toler
 serve` listens on a free port, the `gangway load` lines after it send to that port for 3 s, and
 the server must drain and exit 0 on SIGTERM. Every command must exit 0; a capacity search must
 print its table and a `--report` must write its file. Standard library only; no timing checks.
+
+`--full` runs the commands as the guide writes them (no quick flags; `gangway serve` still on a
+free port) and prints each one's wall time: scripts/guide_walk.sh uses it to time the guide from
+a fresh clone.
 """
 
+import argparse
 import os
 import re
 import shlex
@@ -46,8 +51,10 @@ def guide_commands(text):
     return commands
 
 
-def quick(words):
+def quick(words, full):
     """`gangway SUBCOMMAND ...` with the quick flags it does not already give."""
+    if full:
+        return words
     extra = []
     for flag, value in QUICK.get(words[1], []):
         if flag in words and flag != "--set":
@@ -62,9 +69,12 @@ def fail(message):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: guide_commands_test.py GANGWAY_BINARY")
-    binary = os.path.abspath(sys.argv[1])
+    parser = argparse.ArgumentParser()
+    parser.add_argument("gangway", help="the gangway binary")
+    parser.add_argument("--full", action="store_true",
+                        help="the commands as written, each one's wall time printed")
+    args = parser.parse_args()
+    binary = os.path.abspath(args.gangway)
     with open(GUIDE) as f:
         commands = guide_commands(f.read())
     work = tempfile.mkdtemp(prefix="gangway-guide-")
@@ -81,7 +91,7 @@ def main():
                 continue
             if words[0] != "gangway":
                 fail(f"a command the test does not know how to run: {line}")
-            words = [binary] + quick(words)[1:]
+            words = [binary] + quick(words, args.full)[1:]
             words = [os.path.join(work, w) if w.endswith(".yaml") and not w.startswith(
                 ("examples/", "/")) and "=" not in w else w for w in words]
             words = [os.path.join(ROOT, w) if w.startswith("examples/") else w for w in words]
@@ -102,11 +112,14 @@ def main():
                 if port is None:
                     fail("the guide runs gangway load before gangway serve")
                 words = [w.replace("127.0.0.1:8000", "127.0.0.1:" + port) for w in words]
-                if "--duration" in words:
-                    words[words.index("--duration") + 1] = "3"
-                words += ["--set", "warmup_s=1"]
+                if not args.full:
+                    if "--duration" in words:
+                        words[words.index("--duration") + 1] = "3"
+                    words += ["--set", "warmup_s=1"]
             print("$ " + " ".join(shlex.quote(w) for w in words), flush=True)
+            started = time.time()
             done = subprocess.run(words, cwd=work, capture_output=True, text=True, timeout=600)
+            print(f"TIME {time.time() - started:7.2f} s  {line}", flush=True)
             if done.returncode != 0:
                 fail(f"exit {done.returncode}: {line}\n{done.stdout}\n{done.stderr}")
             if not done.stdout.strip():
