@@ -25,8 +25,8 @@ TEST(ConstantCostModelTest, SameTimeWhateverTheBatch) {
 TEST(ConstantCostModelTest, RejectsNonPositiveAndSubNanosecondTimes) {
   EXPECT_THROW(ConstantCostModel(0.0), std::invalid_argument);
   EXPECT_THROW(ConstantCostModel(-1.0), std::invalid_argument);
-  EXPECT_THROW(ConstantCostModel(std::numeric_limits<double>::quiet_NaN()), std::invalid_argument);
-  EXPECT_THROW(ConstantCostModel(std::numeric_limits<double>::infinity()), std::invalid_argument);
+  EXPECT_THROW(ConstantCostModel{std::numeric_limits<double>::quiet_NaN()}, std::invalid_argument);
+  EXPECT_THROW(ConstantCostModel{std::numeric_limits<double>::infinity()}, std::invalid_argument);
   EXPECT_THROW(ConstantCostModel(1e-10), std::invalid_argument);
   EXPECT_EQ(ConstantCostModel(1e-9).iteration_time(BatchShape{0, 0, 0, 1, 0}), Duration(1));
 }

@@ -7,8 +7,7 @@ namespace gangway {
 ClusterSimulator::ClusterSimulator(const NodeSpec& node, const SchedulerOptions& scheduler_options,
                                    const PolicyFactory& make_policy, const ClusterSpec& cluster,
                                    uint64_t seed, RequestSource& source, SimulationOptions options)
-    : node_(node),
-      cluster_(cluster),
+    : cluster_(cluster),
       options_(std::move(options)),
       arrivals_(source, Time::zero() + options_.duration),
       router_(cluster, seed),

@@ -95,7 +95,6 @@ class ClusterSimulator {
   bool all_idle() const;
   void sample_series();
 
-  const NodeSpec& node_;
   ClusterSpec cluster_;
   SimulationOptions options_;
   ArrivalFeed arrivals_;

@@ -223,8 +223,8 @@ Time RequestLevelCore::next_wakeup(Time now) const {
   return wake <= now ? now : wake;
 }
 
-TierDemand RequestLevelCore::demand(EngineTier tier) const {
-  TierDemand out;
+TierBacklog RequestLevelCore::backlog(EngineTier tier) const {
+  TierBacklog out;
   out.available = false;
   for (const EngineSlot& engine : engines_) {
     if (tier_of(engine) != tier) continue;
@@ -262,8 +262,8 @@ void RequestLevelCore::decide(Time now) {
 }
 
 void RequestLevelCore::plan_tiers(Time now) {
-  const TierDecision decision = planner_.decide(holder_, held_since_, demand(EngineTier::kSmall),
-                                                demand(EngineTier::kLarge), now);
+  const TierDecision decision = planner_.decide(holder_, held_since_, backlog(EngineTier::kSmall),
+                                                backlog(EngineTier::kLarge), now);
   next_tier_check_ = decision.ask_again;
   if (decision.hand_over) begin_switch(now);
 }
@@ -289,7 +289,7 @@ void RequestLevelCore::begin_switch(Time now) {
 void RequestLevelCore::advance_switch(Time now) {
   const EngineTier next = holder_ == EngineTier::kSmall ? EngineTier::kLarge : EngineTier::kSmall;
   if (!options_.lease) {
-    if (demand(holder_).running > 0) return;
+    if (backlog(holder_).running > 0) return;
   } else {
     for (const EngineSlot& engine : engines_) {
       if (tier_of(engine) == holder_ && engine.healthy && engine.pause != EnginePause::kPaused) {

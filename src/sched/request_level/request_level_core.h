@@ -108,7 +108,7 @@ class RequestLevelCore {
   const RequestLevelOptions& options() const { return options_; }
   const NodeSpec& node() const { return node_; }
   // A tier's queued and running requests now.
-  TierDemand demand(EngineTier tier) const;
+  TierBacklog backlog(EngineTier tier) const;
   // The engine running `id`, if it has been dispatched.
   std::optional<EngineIndex> engine_of(RequestId id) const;
 

@@ -16,11 +16,11 @@ EngineTier other(EngineTier tier) {
 // now, has waited max_large_wait.
 Time predicted_hand_over(const RequestLevelCore& core, Time now) {
   const EngineTier holder = core.holder();
-  const TierDemand mine = core.demand(holder);
+  const TierBacklog mine = core.backlog(holder);
   if (!mine.has_work()) return now;
   Time at = core.held_since() + core.planner().hold(holder);
   if (holder == EngineTier::kSmall) {
-    const TierDemand large = core.demand(EngineTier::kLarge);
+    const TierBacklog large = core.backlog(EngineTier::kLarge);
     const Time oldest = large.oldest_queued_arrival.value_or(now);
     at = std::min(at, oldest + core.options().tiers.max_large_wait);
   }
@@ -53,7 +53,7 @@ LoadReport compute_load_report(const RequestLevelCore& core, Time now) {
 
   // The large tier as a gang lease.
   const bool large_holds = core.holder() == EngineTier::kLarge;
-  const TierDemand large = core.demand(EngineTier::kLarge);
+  const TierBacklog large = core.backlog(EngineTier::kLarge);
   if (large_holds) {
     report.gang_phase = "active";
     report.gang_since_s = to_seconds(core.held_since());

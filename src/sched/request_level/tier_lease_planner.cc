@@ -26,10 +26,10 @@ void TierLeasePlanner::observe_switch(Duration latency) {
   switch_latency_ = Duration((switch_latency_.count() * 3 + latency.count()) / 4);
 }
 
-TierDecision TierLeasePlanner::decide(EngineTier holder, Time held_since, const TierDemand& small,
-                                      const TierDemand& large, Time now) const {
-  const TierDemand& mine = holder == EngineTier::kSmall ? small : large;
-  const TierDemand& theirs = holder == EngineTier::kSmall ? large : small;
+TierDecision TierLeasePlanner::decide(EngineTier holder, Time held_since, const TierBacklog& small,
+                                      const TierBacklog& large, Time now) const {
+  const TierBacklog& mine = holder == EngineTier::kSmall ? small : large;
+  const TierBacklog& theirs = holder == EngineTier::kSmall ? large : small;
   TierDecision decision;
   // A holder with no engine left gives the GPUs back to the other tier if it can run.
   if (!mine.available) {

@@ -27,8 +27,9 @@ struct TierLeaseOptions {
   double holds_per_switch = 10.0;
 };
 
-// One tier's demand at an instant.
-struct TierDemand {
+// One tier's queued and running requests at an instant (the iteration-level policies' TierDemand
+// is a share of GPU time instead).
+struct TierBacklog {
   int64_t queued = 0;
   int64_t running = 0;  // dispatched and not ended (held in place while paused, lease mode)
   std::optional<Time> oldest_queued_arrival;
@@ -49,8 +50,8 @@ class TierLeasePlanner {
   explicit TierLeasePlanner(const TierLeaseOptions& options) : options_(options) {}
 
   // Whether `holder`, holding the GPUs since `held_since`, should hand them to the other tier.
-  TierDecision decide(EngineTier holder, Time held_since, const TierDemand& small,
-                      const TierDemand& large, Time now) const;
+  TierDecision decide(EngineTier holder, Time held_since, const TierBacklog& small,
+                      const TierBacklog& large, Time now) const;
 
   // A completed switch took this long (from asking the first engine to the last one's answer).
   void observe_switch(Duration latency);

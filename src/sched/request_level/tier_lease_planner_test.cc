@@ -22,8 +22,8 @@ TierLeaseOptions options() {
   return o;
 }
 
-TierDemand busy(std::optional<Time> oldest = std::nullopt) {
-  TierDemand d;
+TierBacklog busy(std::optional<Time> oldest = std::nullopt) {
+  TierBacklog d;
   d.queued = 1;
   d.oldest_queued_arrival = oldest.value_or(at_ms(0));
   return d;
@@ -32,7 +32,7 @@ TierDemand busy(std::optional<Time> oldest = std::nullopt) {
 TEST(TierLeasePlannerTest, NoHandOverWhileTheOtherTierHasNoWork) {
   const TierLeasePlanner planner(options());
   const TierDecision d =
-      planner.decide(EngineTier::kSmall, at_ms(0), busy(), TierDemand(), at_ms(5000));
+      planner.decide(EngineTier::kSmall, at_ms(0), busy(), TierBacklog(), at_ms(5000));
   EXPECT_FALSE(d.hand_over);
   EXPECT_EQ(d.ask_again, Time::max());
 }
@@ -40,9 +40,9 @@ TEST(TierLeasePlannerTest, NoHandOverWhileTheOtherTierHasNoWork) {
 TEST(TierLeasePlannerTest, AnIdleHolderHandsOverAtOnce) {
   const TierLeasePlanner planner(options());
   EXPECT_TRUE(
-      planner.decide(EngineTier::kSmall, at_ms(0), TierDemand(), busy(), at_ms(1)).hand_over);
+      planner.decide(EngineTier::kSmall, at_ms(0), TierBacklog(), busy(), at_ms(1)).hand_over);
   EXPECT_TRUE(
-      planner.decide(EngineTier::kLarge, at_ms(0), busy(), TierDemand(), at_ms(1)).hand_over);
+      planner.decide(EngineTier::kLarge, at_ms(0), busy(), TierBacklog(), at_ms(1)).hand_over);
 }
 
 TEST(TierLeasePlannerTest, BusyTiersHoldForTheirShare) {
@@ -72,11 +72,12 @@ TEST(TierLeasePlannerTest, HoldsGrowWithTheMeasuredSwitchLatency) {
 
 TEST(TierLeasePlannerTest, AHolderWithoutEnginesGivesTheGpusBack) {
   const TierLeasePlanner planner(options());
-  TierDemand gone = busy();
+  TierBacklog gone = busy();
   gone.available = false;
-  EXPECT_TRUE(planner.decide(EngineTier::kLarge, at_ms(0), TierDemand(), gone, at_ms(1)).hand_over);
+  EXPECT_TRUE(
+      planner.decide(EngineTier::kLarge, at_ms(0), TierBacklog(), gone, at_ms(1)).hand_over);
   EXPECT_FALSE(
-      planner.decide(EngineTier::kSmall, at_ms(0), TierDemand(), gone, at_ms(1)).hand_over);
+      planner.decide(EngineTier::kSmall, at_ms(0), TierBacklog(), gone, at_ms(1)).hand_over);
 }
 
 }  // namespace
