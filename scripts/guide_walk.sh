@@ -29,7 +29,7 @@ step() {
 }
 step "git clone" git clone -q "$repo" "$dir"
 cd "$dir"
-step "make release" make release >"$dir.make-release.log" 2>&1
+step "make release" bash -c 'make release >"$1" 2>&1' make-release "$dir.make-release.log"
 echo "(make release's output: $dir.make-release.log)"
 /usr/bin/python3 tests/guide/guide_commands_test.py --full build/release/src/cli/gangway |
   grep -E '^(TIME|ok|FAIL)'
