@@ -52,6 +52,18 @@ std::optional<Reason> reason_from_code(std::string_view code) {
   return std::nullopt;
 }
 
+// error.code of an OpenAI error body, when it is a string; "" for any other body (looked up
+// with find(): a const JSON object's operator[] must not be asked for a key it lacks).
+std::string error_code_of(const std::string& body_text) {
+  const nlohmann::json body = nlohmann::json::parse(body_text, nullptr, false);
+  if (!body.is_object()) return "";
+  const auto error = body.find("error");
+  if (error == body.end() || !error->is_object()) return "";
+  const auto code = error->find("code");
+  if (code == error->end() || !code->is_string()) return "";
+  return code->get<std::string>();
+}
+
 // How the core would have recorded a request that ended for this reason.
 Outcome outcome_for(Reason reason) {
   switch (reason) {
@@ -279,7 +291,9 @@ class LoadGenerator::Impl {
   }
 
   // --- connections -------------------------------------------------------------------------
-  void acquire_connection(const ExchangePtr& exchange) {
+  // `fresh`: a new connection, never one from the pool (a retry: the server that closed the
+  // connection the request failed on has likely closed the other idle ones too).
+  void acquire_connection(const ExchangePtr& exchange, bool fresh = false) {
     // Connections idle longer than a server may keep them (gangway: read_timeout_s, 15 s) are
     // retired rather than reused, so that few requests are sent into a connection the server is
     // closing (those that are get sent again: transport_failure). The pool is ordered by
@@ -293,7 +307,14 @@ class LoadGenerator::Impl {
       idle_.pop_front();
       --open_connections_;
     }
-    if (!idle_.empty()) {
+    if (fresh && !idle_.empty() && open_connections_ >= options_.max_connections) {
+      // Room for the new one: the longest idle goes.
+      error_code ignored;
+      idle_.front()->socket.close(ignored);
+      idle_.pop_front();
+      --open_connections_;
+    }
+    if (!idle_.empty() && !fresh) {
       exchange->connection = std::move(idle_.back());
       idle_.pop_back();
       exchange->reused_connection = true;
@@ -465,7 +486,10 @@ class LoadGenerator::Impl {
     for (;;) {
       const int count = epoll_wait(read_poller_.native_handle(), events, kEvents, 0);
       for (int i = 0; i < count; ++i) {
-        const auto connection = connections_.find(events[i].data.u64);
+        // epoll_event is packed on x86-64: its 8-byte field is read by value, since a reference
+        // to it (find() takes one) would be misaligned.
+        const uint64_t id = events[i].data.u64;
+        const auto connection = connections_.find(id);
         if (connection == connections_.end() || !connection->second->reading) continue;
         const auto exchange = active_.find(connection->second->reader);
         if (exchange == active_.end()) continue;
@@ -567,11 +591,7 @@ class LoadGenerator::Impl {
         record.reason = Reason::kNone;
       }
     } else {
-      const nlohmann::json body = nlohmann::json::parse(response.body(), nullptr, false);
-      std::string code;
-      if (body.is_object() && body["error"].is_object() && body["error"]["code"].is_string()) {
-        code = body["error"]["code"].get<std::string>();
-      }
+      const std::string code = error_code_of(response.body());
       const Reason reason = reason_from_code(code).value_or(
           status == 400 ? Reason::kBadRequest
                         : (status == 429 ? Reason::kRateLimited : Reason::kNoCapacity));
@@ -625,13 +645,14 @@ class LoadGenerator::Impl {
 
   void transport_failure(const ExchangePtr& exchange, const std::string& what) {
     if (abandoning_) return;
-    // A kept-alive connection the server closed while idle: send again on a fresh one.
+    // A kept-alive connection the server closed while idle: send again on a new connection
+    // (not another pooled one, which the server has likely closed too).
     const bool answered = exchange->got_bytes || (exchange->parser && exchange->parser->got_some());
     if (exchange->reused_connection && !answered && !exchange->retried) {
       exchange->retried = true;
       release_connection(std::move(exchange->connection), false);
       exchange->parser.reset();
-      acquire_connection(exchange);
+      acquire_connection(exchange, /*fresh=*/true);
       return;
     }
     ++result_.transport_errors[what];

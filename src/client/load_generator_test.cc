@@ -17,6 +17,7 @@
 #include <boost/asio/write.hpp>
 #include <chrono>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "server/server_harness_for_tests.h"
@@ -92,6 +93,175 @@ TEST(LoadGeneratorTest, PooledConnectionClosedByTheServerWhileIdleIsRetriedNotFa
       << (result.transport_errors.empty() ? "" : result.transport_errors.begin()->first);
   EXPECT_EQ(result.metrics.total().completed(), 3u);
   EXPECT_EQ(result.http_status.at(200), 3);
+}
+
+// A server that answers every request with the same bytes, then closes the connection.
+class FixedAnswerServer {
+ public:
+  explicit FixedAnswerServer(std::string answer)
+      : answer_(std::move(answer)),
+        acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~FixedAnswerServer() {
+    stopping_ = true;
+    boost::system::error_code ignored;
+    boost::asio::ip::tcp::socket poke(io_);  // wakes the blocking accept
+    poke.connect(acceptor_.local_endpoint(), ignored);
+    thread_.join();
+  }
+  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+ private:
+  void serve() {
+    namespace http = boost::beast::http;
+    while (!stopping_) {
+      boost::asio::ip::tcp::socket socket(io_);
+      boost::system::error_code error;
+      acceptor_.accept(socket, error);
+      if (error || stopping_) continue;
+      boost::beast::flat_buffer buffer;
+      http::request<http::string_body> request;
+      http::read(socket, buffer, request, error);
+      if (error) continue;
+      boost::asio::write(socket, boost::asio::buffer(answer_), error);
+      socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, error);
+    }
+  }
+
+  const std::string answer_;
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+};
+
+TEST(LoadGeneratorTest, ErrorBodiesWithoutAnOpenAiErrorObjectAreReadByTheirStatus) {
+  // JSON objects without "error" (or with a string there) are not OpenAI error bodies: the
+  // status decides the reason (429 rate_limited, other statuses no_capacity).
+  testing::RunningServer node;  // only for its scenario (models, classes, tenants)
+  for (const auto& [status, body, reason] :
+       std::vector<std::tuple<std::string, std::string, Reason>>{
+           {"429 Too Many Requests", R"({"detail":"slow down"})", Reason::kRateLimited},
+           {"503 Service Unavailable", R"({"error":"overloaded"})", Reason::kNoCapacity},
+           {"503 Service Unavailable", R"({"error":{"code":7}})", Reason::kNoCapacity}}) {
+    FixedAnswerServer server(fmt::format(
+        "HTTP/1.1 {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: "
+        "close\r\n\r\n{}",
+        status, body.size(), body));
+    FixedSource source({0.0});
+    LoadOptions options;
+    options.target.port = server.port();
+    options.duration = std::chrono::milliseconds(10);
+    options.drain_timeout = std::chrono::seconds(10);
+    LoadGenerator generator(node.scenario(), source, options);
+    const LoadResult result = generator.run();
+    EXPECT_TRUE(result.transport_errors.empty()) << body;
+    EXPECT_EQ(result.metrics.total().rejected(), 1u) << body;
+    EXPECT_EQ(result.metrics.total().count_with_reason(reason), 1u) << body;
+  }
+}
+
+// A server that keeps connections alive and then closes every idle one at once, as a server
+// does when its keep-alive timeout passes or it restarts: it answers the first `pooled`
+// connections one request each (keep-alive), then closes all of them, and answers every later
+// connection once (Connection: close). It counts the connections it accepted.
+class ClosesIdleConnectionsServer {
+ public:
+  explicit ClosesIdleConnectionsServer(int pooled)
+      : pooled_(pooled), acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
+    thread_ = std::thread([this] { serve(); });
+  }
+  ~ClosesIdleConnectionsServer() {
+    stopping_ = true;
+    boost::system::error_code ignored;
+    boost::asio::ip::tcp::socket poke(io_);  // wakes the blocking accept
+    poke.connect(acceptor_.local_endpoint(), ignored);
+    thread_.join();
+  }
+  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  int accepted() const { return accepted_; }
+  // Whether the pooled connections have been closed (the later requests can go out).
+  bool closed_pooled() const { return closed_pooled_; }
+
+ private:
+  static std::string answer(bool keep_alive) {
+    std::string body;
+    for (const char* data :
+         {R"({"choices":[{"index":0,"text":" a","finish_reason":null}]})",
+          R"({"choices":[{"index":0,"text":" b","finish_reason":"length"}]})", "[DONE]"}) {
+      const std::string event = "data: " + std::string(data) + "\n\n";
+      body += fmt::format("{:x}\r\n{}\r\n", event.size(), event);
+    }
+    return fmt::format(
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
+        "chunked\r\n{}\r\n{}0\r\n\r\n",
+        keep_alive ? "" : "Connection: close\r\n", body);
+  }
+
+  // Reads one request and answers it; false if the client went away.
+  static bool answer_one(boost::asio::ip::tcp::socket& socket, bool keep_alive) {
+    namespace http = boost::beast::http;
+    boost::system::error_code error;
+    boost::beast::flat_buffer buffer;
+    http::request<http::string_body> request;
+    http::read(socket, buffer, request, error);
+    if (error) return false;
+    boost::asio::write(socket, boost::asio::buffer(answer(keep_alive)), error);
+    return !error;
+  }
+
+  void serve() {
+    std::vector<boost::asio::ip::tcp::socket> pooled;
+    while (!stopping_) {
+      boost::asio::ip::tcp::socket socket(io_);
+      boost::system::error_code error;
+      acceptor_.accept(socket, error);
+      if (error || stopping_) continue;
+      ++accepted_;
+      if (static_cast<int>(pooled.size()) < pooled_) {
+        if (!answer_one(socket, /*keep_alive=*/true)) continue;
+        pooled.push_back(std::move(socket));
+        if (static_cast<int>(pooled.size()) == pooled_) {
+          for (auto& idle : pooled) idle.close(error);
+          closed_pooled_ = true;
+        }
+        continue;
+      }
+      answer_one(socket, /*keep_alive=*/false);
+      socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, error);
+    }
+  }
+
+  const int pooled_;
+  boost::asio::io_context io_;
+  boost::asio::ip::tcp::acceptor acceptor_;
+  std::thread thread_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> accepted_{0};
+  std::atomic<bool> closed_pooled_{false};
+};
+
+TEST(LoadGeneratorTest, RetryAfterAStalePooledConnectionGoesOutOnAFreshOne) {
+  // Two requests at once fill the pool with two kept-alive connections, which the server then
+  // closes while they sit idle. The third request takes one of them and gets nothing back; its
+  // retry must not take the other closed one (and count a transport error) but open a new
+  // connection: three connections in all, every request completed.
+  ClosesIdleConnectionsServer server(/*pooled=*/2);
+  testing::RunningServer node;  // only for its scenario (models, classes, tenants)
+  FixedSource source({0.0, 0.0, 0.5});
+  LoadOptions options;
+  options.target.port = server.port();
+  options.duration = std::chrono::milliseconds(600);
+  options.drain_timeout = std::chrono::seconds(10);
+  LoadGenerator generator(node.scenario(), source, options);
+  const LoadResult result = generator.run();
+  ASSERT_TRUE(server.closed_pooled());
+  EXPECT_TRUE(result.transport_errors.empty())
+      << result.transport_errors.size() << " kinds, first: "
+      << (result.transport_errors.empty() ? "" : result.transport_errors.begin()->first);
+  EXPECT_EQ(result.metrics.total().completed(), 3u);
+  EXPECT_EQ(server.accepted(), 3);
 }
 
 // An OpenAI-compatible server that spells its JSON as many do: spaces after colons and commas,
