@@ -78,6 +78,7 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
                                  "socket_send_buffer_kib",
                                  "stream_interval_tokens",
                                  "drain_grace_s",
+                                 "scheduler_stall_s",
                                  "default_slo_class",
                                  "emulated_output_tokens",
                                  "log_level",
@@ -133,6 +134,9 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
   }
   if (const auto v = map.get("drain_grace_s")) {
     config.drain_grace = seconds_to_duration(v->non_negative_number());
+  }
+  if (const auto v = map.get("scheduler_stall_s")) {
+    config.scheduler_stall_limit = seconds_to_duration(v->non_negative_number());
   }
   if (const auto v = map.get("default_slo_class")) {
     config.default_slo_class = v->text();

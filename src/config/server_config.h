@@ -66,6 +66,9 @@ struct ServerConfig {
   // A streamed answer's first token is written at once, later ones every this many tokens
   // (vLLM's stream_interval): fewer writes, and so less CPU, for the same tokens.
   int32_t stream_interval_tokens = 1;
+  // GET /health answers 503 "stalled" while the scheduler loop's thread has left a probe's
+  // ping unanswered this long (stuck, or this far behind); 0: as soon as a ping is out.
+  Duration scheduler_stall_limit = std::chrono::seconds(10);
   // On SIGTERM: how long requests in flight may run before they are stopped.
   Duration drain_grace = std::chrono::seconds(30);
   // Used when a request names no class; empty = the scenario's first class.

@@ -29,6 +29,7 @@ TEST(ServerConfigTest, DefaultsWithoutTheSection) {
   EXPECT_FALSE(config.agent_port.has_value());
   EXPECT_EQ(config.network_threads, 1);
   EXPECT_EQ(config.read_timeout, std::chrono::seconds(15));
+  EXPECT_EQ(config.scheduler_stall_limit, std::chrono::seconds(10));
   EXPECT_EQ(config.emulated_output.kind, EmulatedOutputSpec::Kind::kWorkload);
 }
 
@@ -48,6 +49,7 @@ server:
   socket_send_buffer_kib: 32
   stream_interval_tokens: 4
   drain_grace_s: 0
+  scheduler_stall_s: 2.5
   default_slo_class: batch
   emulated_output_tokens: {dist: geometric, mean: 20}
   log_level: debug
@@ -66,6 +68,7 @@ server:
   EXPECT_EQ(config.socket_send_buffer_bytes, 32 * 1024);
   EXPECT_EQ(config.stream_interval_tokens, 4);
   EXPECT_EQ(config.drain_grace, Duration(0));
+  EXPECT_EQ(config.scheduler_stall_limit, std::chrono::milliseconds(2500));
   EXPECT_EQ(config.default_slo_class, "batch");
   EXPECT_EQ(config.emulated_output.kind, EmulatedOutputSpec::Kind::kLength);
   EXPECT_EQ(config.emulated_output.length.kind, LengthSpec::Kind::geometric);

@@ -276,6 +276,11 @@ void HttpConnection::route() {
       respond(routed.status, routed.content_type, routed.body, routed.extra_headers);
       return;
     case RoutedRequest::Kind::kQuery:
+      if (routed.query == LoopQuery::kHealth) {  // never waits for the scheduler's thread
+        const SchedulerLoop::HealthAnswer health = context_.loop->health();
+        respond(health.status, routed.content_type, health.body, {});
+        return;
+      }
       reply_content_type_ = std::move(routed.content_type);
       sink_ = std::make_shared<StreamSink>(thread_, weak_from_this());
       state_ = State::kGenerating;

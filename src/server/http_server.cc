@@ -280,6 +280,10 @@ void HttpServer::on_signal(const error_code& error, int signal) {
   signals_->async_wait([this](const error_code& e, int s) { on_signal(e, s); });
 }
 
+void HttpServer::run_on_scheduler_thread_for_tests(std::function<void()> work) {
+  boost::asio::post(loop_->io(), std::move(work));
+}
+
 void HttpServer::begin_drain() {
   start_drain(config_.drain_grace);
 }

@@ -19,6 +19,7 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <thread>
 #include <unordered_map>
@@ -74,6 +75,10 @@ class HttpServer {
   // Open connections within the limits, and in the probe reserve (thread-safe).
   int64_t served_connections() const { return admission_.served(); }
   int64_t reserve_connections() const { return admission_.reserved(); }
+
+  // Tests only: runs `work` on the scheduler loop's thread, in turn with everything posted there
+  // (a test blocks the thread with it). Thread-safe.
+  void run_on_scheduler_thread_for_tests(std::function<void()> work);
 
   // Serves until drained or stopped; returns the exit status (0).
   int run();

@@ -129,6 +129,8 @@ void SchedulerLoop::post(Work&& work) {
   boost::asio::post(io_, [this, work = std::forward<Work>(work)]() mutable {
     const auto start = std::chrono::steady_clock::now();
     work(clock_.from_steady(start));
+    // Before the work's events go out: a client that has seen them finds /health up to date.
+    heartbeat_.publish(static_cast<int64_t>(live_in_core()), draining_);
     flush();
     ++counters_.events;
     counters_.busy_seconds += seconds_between(start, std::chrono::steady_clock::now());
@@ -167,6 +169,26 @@ void SchedulerLoop::query(LoopQuery query, std::shared_ptr<StreamSink> sink) {
     event.payload->reply_body = render_query(query, now);
     send(std::move(event));
   });
+}
+
+SchedulerLoop::HealthAnswer SchedulerLoop::health() {
+  const SchedulerHeartbeat::Clock::time_point now = SchedulerHeartbeat::Clock::now();
+  const SchedulerHeartbeat::Reading reading = heartbeat_.read(now);
+  if (heartbeat_.start_ping(now)) boost::asio::post(io_, [this] { heartbeat_.pong(); });
+  const bool stalled = reading.ping_out && reading.ping_waiting >= config_.scheduler_stall_limit;
+  return HealthAnswer{stalled ? 503 : 200, health_body(reading, stalled)};
+}
+
+std::string SchedulerLoop::health_body(const SchedulerHeartbeat::Reading& reading, bool stalled) {
+  nlohmann::json body{{"status", stalled ? "stalled" : "ok"},
+                      {"live_requests", reading.live_requests},
+                      {"draining", reading.draining}};
+  if (stalled) {
+    body["stalled_s"] =
+        std::chrono::duration_cast<std::chrono::milliseconds>(reading.ping_waiting).count() /
+        1000.0;
+  }
+  return body.dump();
 }
 
 void SchedulerLoop::agent_answer(std::function<void(std::string)> reply) {
@@ -428,10 +450,12 @@ int SchedulerLoop::retry_after_s(ModelId model, Reason reason, Time now) const {
 
 std::string SchedulerLoop::render_query(LoopQuery query, Time now) const {
   switch (query) {
-    case LoopQuery::kHealth:
-      return nlohmann::json{
-          {"status", "ok"}, {"live_requests", live_in_core()}, {"draining", draining_}}
-          .dump();
+    case LoopQuery::kHealth: {  // the network threads answer it (health()); the same body
+      SchedulerHeartbeat::Reading reading;
+      reading.live_requests = static_cast<int64_t>(live_in_core());
+      reading.draining = draining_;
+      return health_body(reading, /*stalled=*/false);
+    }
     case LoopQuery::kMetrics: {
       std::string text = metrics_.render(load_report(now), http_, counters_, draining_,
                                          scheduler_->state().gang.phases_started);

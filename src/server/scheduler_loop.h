@@ -38,6 +38,7 @@
 #include "server/engine_control_calls.h"
 #include "server/engine_stream.h"
 #include "server/log.h"
+#include "server/scheduler_heartbeat.h"
 #include "server/server_metrics.h"
 #include "server/stream_event.h"
 
@@ -75,6 +76,14 @@ class SchedulerLoop {
   void submit(Submission submission);
   void cancel(std::shared_ptr<StreamSink> sink);
   void query(LoopQuery query, std::shared_ptr<StreamSink> sink);
+  // GET /health, answered at once on the calling thread from what the loop last published
+  // (scheduler_heartbeat.h): 200 {"status":"ok",...}, or 503 {"status":"stalled",...} while
+  // a ping has waited for the loop's thread at least server.scheduler_stall_s. Thread-safe.
+  struct HealthAnswer {
+    int status = 200;
+    std::string body;
+  };
+  HealthAnswer health();
   // The agent check's answer line (sim/cluster_agent_reply.h) from the load report now, handed
   // to `reply` on the loop's thread.
   void agent_answer(std::function<void(std::string)> reply);
@@ -134,6 +143,7 @@ class SchedulerLoop {
   void end_drain_now(Time now);
   int retry_after_s(ModelId model, Reason reason, Time now) const;
   std::string render_query(LoopQuery query, Time now) const;
+  static std::string health_body(const SchedulerHeartbeat::Reading& reading, bool stalled);
   // The load report of the core in use (/load, /metrics, Retry-After, the agent check).
   LoadReport load_report(Time now) const;
   size_t live_in_core() const;
@@ -193,6 +203,7 @@ class SchedulerLoop {
   std::unique_ptr<RequestLevelCore> engine_core_;
   std::vector<EngineProcess> engine_processes_;  // by EngineIndex
   boost::asio::steady_timer health_timer_;
+  SchedulerHeartbeat heartbeat_;
 };
 
 }  // namespace gangway
