@@ -393,11 +393,17 @@ class LoadGenerator::Impl {
   // drained the socket, so waiting for readiness (async_wait, no syscall of its own) cannot miss
   // bytes that arrive later (epoll reports every new arrival). One recv() per wake-up.
   static constexpr size_t kReadBytes = 16 * 1024;
+  // A whole answer larger than this is a broken server (a 128k-token stream is about 40 MiB).
+  // Beast reserves a sized body's Content-Length up front: without a limit, one answer that
+  // claims a huge length would exhaust the memory of the load generator.
+  static constexpr std::uint64_t kMaxAnswerBytes = 256 * 1024 * 1024;
 
   void read_answer(const ExchangePtr& exchange) {
     exchange->parser.emplace();
-    exchange->parser->body_limit(std::numeric_limits<std::uint64_t>::max());
-    exchange->parser->eager(true);  // put() goes on into the body once the header is parsed
+    exchange->parser->body_limit(kMaxAnswerBytes);
+    // Not eager until the header is parsed: Boost 1.74's eager put() goes on into a sized body
+    // after the header's body-limit error, and reserves its length anyway (parse_buffered).
+    exchange->parser->eager(false);
     Exchange* raw = exchange.get();
     // The parser keeps a reference to the callback: it lives in the exchange.
     exchange->on_chunk = [this, raw](std::uint64_t, boost::beast::string_view body,
@@ -510,6 +516,8 @@ class LoadGenerator::Impl {
       error_code error;
       const size_t used = parser.put(buffer.data(), error);
       buffer.consume(used);
+      // From the body on, put() goes on through the whole buffer in one call.
+      if (!error && parser.is_header_done()) parser.eager(true);
       if (error == http::error::need_more) break;
       if (error) {
         transport_failure(exchange, "read: " + error.message());
@@ -573,6 +581,11 @@ class LoadGenerator::Impl {
     auto& response = exchange->parser->get();
     const int status = static_cast<int>(response.result_int());
     ++result_.http_status[status];
+    if (status == 200 && !response.chunked()) {
+      // A stream sent without chunked coding (sized, or ended by the close) arrives in the body
+      // whole: its events are read now, and its tokens all count as arriving at the end.
+      on_stream_bytes(*exchange, response.body());
+    }
     RequestRecord record = base_record(*exchange, now);
     if (status == 200) {
       if (exchange->stream_error) {

@@ -162,6 +162,42 @@ TEST(LoadGeneratorTest, ErrorBodiesWithoutAnOpenAiErrorObjectAreReadByTheirStatu
   }
 }
 
+LoadResult run_against(const FixedAnswerServer& server, const Scenario& scenario) {
+  FixedSource source({0.0});
+  LoadOptions options;
+  options.target.port = server.port();
+  options.duration = std::chrono::milliseconds(10);
+  options.drain_timeout = std::chrono::seconds(10);
+  LoadGenerator generator(scenario, source, options);
+  return generator.run();
+}
+
+TEST(LoadGeneratorTest, AnAnswerClaimingAHugeLengthFailsWithoutExhaustingMemory) {
+  // Beast reserves a sized body's length up front: 800 GB here, unless the answer is limited.
+  testing::RunningServer node;
+  FixedAnswerServer server(
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: "
+      "842949672969\r\n\r\n{\"error\":{}}");
+  const LoadResult result = run_against(server, node.scenario());
+  EXPECT_EQ(result.metrics.total().failed(), 1u);
+  EXPECT_EQ(result.transport_errors.size(), 1u);
+}
+
+TEST(LoadGeneratorTest, ReadsAStreamSentWithoutChunkedCoding) {
+  // An HTTP/1.1 stream ended by the server's close, as a server without chunked coding sends it.
+  testing::RunningServer node;
+  FixedAnswerServer server(
+      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+      "data: {\"choices\":[{\"index\":0,\"text\":\" a\",\"finish_reason\":null}]}\n\n"
+      "data: {\"choices\":[{\"index\":0,\"text\":\" b\",\"finish_reason\":\"stop\"}]}\n\n"
+      "data: [DONE]\n\n");
+  const LoadResult result = run_against(server, node.scenario());
+  EXPECT_TRUE(result.transport_errors.empty())
+      << (result.transport_errors.empty() ? "" : result.transport_errors.begin()->first);
+  EXPECT_EQ(result.metrics.total().completed(), 1u);
+  EXPECT_EQ(result.metrics.total().output_tokens(), 2u);
+}
+
 // A server that keeps connections alive and then closes every idle one at once, as a server
 // does when its keep-alive timeout passes or it restarts: it answers the first `pooled`
 // connections one request each (keep-alive), then closes all of them, and answers every later
