@@ -37,13 +37,13 @@ std::vector<ScenarioSetting> parse_vary(const std::string& text) {
     if (c == '[' || c == '{') ++depth;
     if (c == ']' || c == '}') --depth;
     if (c == ',' && depth == 0) {
-      values.push_back({whole.key_path, current});
+      values.push_back({whole.key_path, current, whole.flag});
       current.clear();
     } else {
       current += c;
     }
   }
-  values.push_back({whole.key_path, current});
+  values.push_back({whole.key_path, current, whole.flag});
   for (const ScenarioSetting& value : values) {
     if (value.value.empty()) {
       throw InputError::at(

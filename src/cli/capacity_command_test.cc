@@ -169,6 +169,11 @@ TEST_F(CapacityCommand, BadFlagsExitTwoNamingTheFlag) {
               HasSubstr("no large-model traffic"));
   EXPECT_THAT(error_of([](CapacityOptions& o) { o.settings = {"seed=-1"}; }),
               HasSubstr("--set seed"));
+  // A --vary value is checked like --set, and its errors name --vary.
+  EXPECT_THAT(error_of([](CapacityOptions& o) { o.varies = {"lease_max_ms=60,100"}; }),
+              HasSubstr("--vary lease_max_ms: unknown key"));
+  EXPECT_THAT(error_of([](CapacityOptions& o) { o.varies = {"policy.lease_max_ms=100,-5"}; }),
+              HasSubstr("--vary policy.lease_max_ms"));
   EXPECT_THAT(error_of([](CapacityOptions& o) { o.rate_scale = 2.0; }), HasSubstr("--rate-scale"));
 }
 

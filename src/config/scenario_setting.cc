@@ -35,7 +35,7 @@ std::optional<size_t> parse_index(const std::string& text) {
 class SettingError {
  public:
   SettingError(const std::string& file, const ScenarioSetting& setting)
-      : file_(file), key_("--set " + setting.key_path) {}
+      : file_(file), key_(setting.flag + " " + setting.key_path) {}
   [[noreturn]] void fail(const std::string& message) const {
     throw InputError::at(file_, std::nullopt, key_, message);
   }
@@ -89,7 +89,7 @@ ScenarioSetting parse_scenario_setting(const std::string& text, const std::strin
         "", std::nullopt, flag,
         "expected KEY.PATH=VALUE (e.g. policy.lease_max_ms=100), got " + in_quotes(text));
   }
-  return {text.substr(0, equals), text.substr(equals + 1)};
+  return {text.substr(0, equals), text.substr(equals + 1), flag};
 }
 
 std::string apply_scenario_setting(YAML::Node& root, const ScenarioSetting& setting,

@@ -24,17 +24,18 @@ namespace gangway {
 
 struct ScenarioSetting {
   std::string key_path;
-  std::string value;  // YAML text
+  std::string value;           // YAML text
+  std::string flag = "--set";  // the command-line flag it came from, which errors name
 };
 
-// Parses "KEY.PATH=VALUE" (the first '=' splits); throws InputError naming `flag` when there is
-// no '=' or no key.
+// Parses "KEY.PATH=VALUE" (the first '=' splits) given with `flag`; throws InputError naming
+// `flag` when there is no '=' or no key.
 ScenarioSetting parse_scenario_setting(const std::string& text, const std::string& flag = "--set");
 
 // Applies `setting` to `root` (a scenario's whole tree) and returns the key path it changed, with
 // list items written by index ("workload.streams[2].model"). Throws InputError
-// "FILE: --set KEY.PATH: ..." when the path cannot be followed (a list indexed past its end, a
-// name no item has, a key inside a plain value) or VALUE is not YAML.
+// "FILE: --set KEY.PATH: ..." (or the setting's flag) when the path cannot be followed (a list
+// indexed past its end, a name no item has, a key inside a plain value) or VALUE is not YAML.
 std::string apply_scenario_setting(YAML::Node& root, const ScenarioSetting& setting,
                                    const std::string& file);
 

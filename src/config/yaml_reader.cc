@@ -122,25 +122,27 @@ std::optional<int> YamlDocument::line_of(const std::string& key_path) const {
 
 void YamlDocument::apply_settings(const std::vector<ScenarioSetting>& settings) {
   for (const ScenarioSetting& setting : settings) {
-    set_paths_.push_back(apply_scenario_setting(root_, setting, file_));
+    set_paths_.emplace_back(apply_scenario_setting(root_, setting, file_), setting.flag);
   }
 }
 
-bool YamlDocument::set_on_command_line(const std::string& key_path) const {
-  for (const std::string& set : set_paths_) {
-    if (key_path == set) return true;
+std::optional<std::string> YamlDocument::set_on_command_line(const std::string& key_path) const {
+  // The last setting that reached the key decides its value, and so names it.
+  for (auto it = set_paths_.rbegin(); it != set_paths_.rend(); ++it) {
+    const auto& [set, flag] = *it;
+    if (key_path == set) return flag;
     if (key_path.size() > set.size() && key_path.starts_with(set) &&
         (key_path[set.size()] == '.' || key_path[set.size()] == '[')) {
-      return true;
+      return flag;
     }
   }
-  return false;
+  return std::nullopt;
 }
 
 InputError YamlDocument::error_at(std::optional<int> line, const std::string& key_path,
                                   const std::string& message) const {
-  if (!set_paths_.empty() && set_on_command_line(key_path)) {
-    return InputError::at(file_, std::nullopt, "--set " + key_path, message);
+  if (const auto flag = set_on_command_line(key_path)) {
+    return InputError::at(file_, std::nullopt, *flag + " " + key_path, message);
   }
   return InputError::at(file_, line, key_path, message);
 }
@@ -150,8 +152,8 @@ InputError YamlDocument::locate(const InputError& error) const {
   const size_t colon = what.find(": ");
   if (colon != std::string::npos && is_key_path(std::string_view(what).substr(0, colon))) {
     const std::string key_path = what.substr(0, colon);
-    if (!set_paths_.empty() && set_on_command_line(key_path)) {
-      return InputError::at(file_, std::nullopt, "--set " + key_path, what.substr(colon + 2));
+    if (const auto flag = set_on_command_line(key_path)) {
+      return InputError::at(file_, std::nullopt, *flag + " " + key_path, what.substr(colon + 2));
     }
     return InputError::at(file_, line_of(key_path), "", what);
   }

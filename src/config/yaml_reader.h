@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "config/scenario_setting.h"
@@ -62,12 +63,14 @@ class YamlDocument {
   friend class YamlValue;
   void note_line(const std::string& key_path, std::optional<int> line);
 
-  bool set_on_command_line(const std::string& key_path) const;
+  // The flag that set `key_path` or a key above it ("--set", "--vary"), if one did.
+  std::optional<std::string> set_on_command_line(const std::string& key_path) const;
 
   std::string file_;
   YAML::Node root_;
   std::map<std::string, int> key_lines_;
-  std::vector<std::string> set_paths_;  // key paths written by apply_settings
+  // Key paths written by apply_settings, and the flags they came from.
+  std::vector<std::pair<std::string, std::string>> set_paths_;
 };
 
 class YamlMap;
