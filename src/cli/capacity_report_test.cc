@@ -42,7 +42,7 @@ CapacityResult result(const std::string& vary_value, std::vector<double> answers
   result.policy.name = "gangway";
   result.mode = "lease";
   result.scope = CapacityScope::kMix;
-  result.settings = {{"models[llama-3-70b].max_batched_tokens", vary_value}};
+  result.settings = {{"models[llama-3-70b].max_batched_tokens", vary_value, "--vary"}};
   result.label = "gangway-lease max_batched_tokens=" + vary_value;
   for (size_t i = 0; i < answers.size(); ++i) {
     result.seeds.push_back(seed_answer(42 + i, answers[i]));
