@@ -26,7 +26,8 @@ while (($#)); do
   esac
 done
 all=(scenario_yaml_fuzzer trace_azure_fuzzer trace_mooncake_fuzzer trace_burstgpt_fuzzer
-     http_request_fuzzer openai_request_fuzzer sse_stream_fuzzer)
+     http_request_fuzzer openai_request_fuzzer sse_stream_fuzzer engine_response_fuzzer
+     load_answer_fuzzer)
 ((${#targets[@]})) || targets=("${all[@]}")
 
 make -C "$here" fuzz-build >/dev/null

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdint>
+
 #include "engine/sse_stream.h"
 
 namespace gangway {
@@ -40,8 +43,14 @@ struct StreamProgress {
     return result;
   }
 
+  // The engine's counts are read as int64 (JSON allows any size): anything outside int32 is
+  // clamped, never wrapped into a negative count for the scheduler.
+  static int32_t token_count(int64_t reported) {
+    return static_cast<int32_t>(std::clamp<int64_t>(reported, 0, INT32_MAX));
+  }
+
   int32_t output_tokens() const {
-    if (completion_tokens) return static_cast<int32_t>(std::max<int64_t>(*completion_tokens, 0));
+    if (completion_tokens) return token_count(*completion_tokens);
     return text_chunks;
   }
 
@@ -113,7 +122,7 @@ struct StreamProgress {
     EngineStreamEnd result;
     result.outcome = Outcome::kCompleted;
     result.output_tokens = output_tokens();
-    if (prompt_tokens) result.prompt_tokens = static_cast<int32_t>(*prompt_tokens);
+    if (prompt_tokens) result.prompt_tokens = token_count(*prompt_tokens);
     result.finish_reason = finish_reason.empty() ? "stop" : finish_reason;
     end(result);
   }
