@@ -144,6 +144,7 @@ class GangwayPolicy final : public GangPolicy {
     }
     const Time large_urgency = std::min(first_token_urgency, large_decode_urgency(state));
     if (gang_ready >= large_urgency) return true;
+    if (now + barrier_ahead(state, barrier) >= large_decode_urgency(state)) return true;
     // New large requests (not just resident ones decoding) that have gathered long enough, while
     // the large model is within its share of the node.
     if (state.large->queue.empty()) return false;
@@ -247,6 +248,9 @@ class GangwayPolicy final : public GangPolicy {
     Time wake = since + spec_.max_large_wait;
     if (large_may_take_more()) wake = std::min(wake, since + spec_.batching_delay);
     wake = std::min(wake, earliest_large_urgency(state));
+    if (const Time decode_due = large_decode_urgency(state); decode_due != Time::max()) {
+      wake = std::min(wake, decode_due - barrier_ahead(state, Duration(0)));
+    }
     return wake > now ? wake : Time::max();
   }
 
@@ -355,6 +359,22 @@ class GangwayPolicy final : public GangPolicy {
     return state.overload.level == OverloadLevel::kNormal &&
            (!state.overload.last_busy_rejection ||
             now - *state.overload.last_busy_rejection >= kHeadroomQuietPeriod);
+  }
+
+  // How long until the gang could start, as a resident large sequence's decode pace must judge
+  // it (lease mode, nothing queued for the small models): the barrier now, or, if longer, the
+  // longest small iteration last run on any GPU. Decisions come at iteration boundaries, so a GPU
+  // that finishes one just before the pace point starts its next and holds the gang back by that
+  // much. A token late on its pace point is made up later in the lease unless it was the
+  // sequence's last; on a lightly loaded node, where the pace alone pulls every lease, that missed
+  // 5-15 % of the large model's TPOT targets (docs/gang-scheduling.md, "Decode pace"). With small
+  // requests queued the barrier alone: starting the gang early would delay their first tokens,
+  // and near capacity it cost more small-model SLOs than it saved large-model ones.
+  Duration barrier_ahead(const SchedulerState& state, Duration barrier) const {
+    if (mode_ != ExecutionMode::kLease || state.any_small_queued()) return barrier;
+    Duration longest = barrier;
+    for (Duration step : small_last_step_) longest = std::max(longest, step);
+    return longest;
   }
 
   // The large model may take the gang beyond what deadlines demand: it is within its weighted
