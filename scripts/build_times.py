@@ -4,8 +4,8 @@
     scripts/build_times.py [--jobs 2] [--keep] [--check] WORKDIR
 
 Clones the repository's HEAD into WORKDIR/gangway (no build cache, no compiler launcher), then
-runs the steps of `make test` one after another: the package check (make setup), the normal
-build, the sanitizer build, then `make test` itself, which finds both builds done and runs the
+runs the steps of `make test` one after another: the package check (make setup), the sanitizer
+build, the normal build, then `make test` itself, which finds both builds done and runs the
 two test passes. With --check it then changes one line of a core file (a comment in
 src/sched/scheduler.cc) and times `make check`. Prints a Markdown report: wall and CPU seconds
 per step, the slowest compile steps (from each build's .ninja_log) and the slowest tests.
@@ -75,9 +75,9 @@ def main():
     env["JOBS"] = str(args.jobs)
 
     steps = [timed("packages (make setup)", "make setup", checkout, env, log),
-             timed("normal build (make test-build)", f"make test-build JOBS={args.jobs}",
-                   checkout, env, log),
              timed("sanitizer build (make asan-build)", f"make asan-build JOBS={args.jobs}",
+                   checkout, env, log),
+             timed("normal build (make test-build)", f"make test-build JOBS={args.jobs}",
                    checkout, env, log)]
     first_log_size = log.stat().st_size
     # The rest of make test: both builds are up to date, so this is its two test passes.
@@ -99,7 +99,7 @@ def main():
             total_wall += wall
             total_cpu += cpu
     print(f"| **make test** | **{total_wall:.0f}** | **{total_cpu:.0f}** |\n")
-    for build in ("test", "asan"):
+    for build in ("asan", "test"):
         top, total = ninja_steps(checkout / "build" / build, 8)
         print(f"Slowest compile steps of build/{build} (sum of all steps {total / 1000:.0f} s):\n")
         for output, ms in top:

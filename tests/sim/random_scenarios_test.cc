@@ -214,8 +214,8 @@ struct Trial {
 // The command that runs this one trial again, for a failure message.
 std::string replay_command(const char* test, int trial) {
   return "replay: GANGWAY_RANDOM_FIRST_TRIAL=" + std::to_string(trial) +
-         " GANGWAY_RANDOM_TRIALS=1 GANGWAY_RANDOM_CLUSTER_TRIALS=1 ctest --test-dir build/test "
-         "--output-on-failure -R 'RandomScenarios." +
+         " GANGWAY_RANDOM_TRIALS=1 GANGWAY_RANDOM_CLUSTER_TRIALS=1 ctest "
+         "--test-dir " GANGWAY_BUILD_DIR " --output-on-failure -R 'RandomScenarios." +
          test + "$'";
 }
 
