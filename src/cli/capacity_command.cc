@@ -159,18 +159,6 @@ std::string policy_label(const PolicySpec& policy) {
   return policy.name == "gangway" ? std::string("gangway-") + to_string(policy.mode) : policy.name;
 }
 
-// "lease_max_ms=60": a setting by the last part of its key path.
-std::string short_settings(const std::vector<ScenarioSetting>& settings) {
-  std::string text;
-  for (const ScenarioSetting& setting : settings) {
-    const size_t dot = setting.key_path.find_last_of('.');
-    const std::string key =
-        dot == std::string::npos ? setting.key_path : setting.key_path.substr(dot + 1);
-    text += (text.empty() ? "" : " ") + key + "=" + setting.value;
-  }
-  return text;
-}
-
 struct Task {
   size_t result = 0;  // index into the report's results
   uint64_t seed = 0;
@@ -300,7 +288,7 @@ int run_capacity(const CapacityOptions& options, std::ostream& out, std::ostream
           result.settings = variants[v].settings;
           result.scope = scope;
           result.label = policy_label(policy);
-          if (!result.settings.empty()) result.label += " " + short_settings(result.settings);
+          if (!result.settings.empty()) result.label += " " + short_settings_text(result.settings);
           result.seeds.resize(report.seeds.size());
           for (size_t s = 0; s < report.seeds.size(); ++s) {
             tasks.push_back({report.results.size(), report.seeds[s]});

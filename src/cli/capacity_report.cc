@@ -139,18 +139,6 @@ std::string policy_name(const CapacityResult& result) {
   return result.policy.name == "gangway" ? "gangway-" + result.mode : result.policy.name;
 }
 
-// "lease_max_ms=60": the settings by the last part of their key paths.
-std::string short_settings_text(const std::vector<ScenarioSetting>& settings) {
-  std::string text;
-  for (const ScenarioSetting& setting : settings) {
-    const size_t dot = setting.key_path.find_last_of('.');
-    const std::string key =
-        dot == std::string::npos ? setting.key_path : setting.key_path.substr(dot + 1);
-    text += (text.empty() ? "" : " ") + key + "=" + setting.value;
-  }
-  return text;
-}
-
 // "13.9, 186, 8.4": the seeds' answers, when they are so far apart (the highest more than twice
 // the lowest) that their mean is no load to plan on.
 std::optional<std::string> far_apart_answers(const CapacityResult& result) {
@@ -166,6 +154,17 @@ std::optional<std::string> far_apart_answers(const CapacityResult& result) {
 }
 
 }  // namespace
+
+std::string short_settings_text(const std::vector<ScenarioSetting>& settings) {
+  std::string text;
+  for (const ScenarioSetting& setting : settings) {
+    const size_t dot = setting.key_path.find_last_of('.');
+    const std::string key =
+        dot == std::string::npos ? setting.key_path : setting.key_path.substr(dot + 1);
+    text += (text.empty() ? "" : " ") + key + "=" + setting.value;
+  }
+  return text;
+}
 
 CapacityBound CapacityResult::bound() const {
   bool above = false;

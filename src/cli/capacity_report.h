@@ -61,5 +61,7 @@ struct CapacityReport {
 void print_capacity_table(std::ostream& out, const CapacityReport& report);
 nlohmann::json capacity_report_json(const CapacityReport& report);
 HtmlReport capacity_report_html(const CapacityReport& report);
+// "lease_max_ms=60": settings by the last part of their key paths, for a row's label.
+std::string short_settings_text(const std::vector<ScenarioSetting>& settings);
 
 }  // namespace gangway
