@@ -300,65 +300,29 @@ TEST(LoadGeneratorTest, RetryAfterAStalePooledConnectionGoesOutOnAFreshOne) {
   EXPECT_EQ(server.accepted(), 3);
 }
 
-// An OpenAI-compatible server that spells its JSON as many do: spaces after colons and commas,
-// CRLF line endings, the last token in the same chunk as the finish reason, no usage chunk. One
-// answer per connection (Connection: close).
-class SpacedJsonServer {
- public:
-  SpacedJsonServer() : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
-    thread_ = std::thread([this] { serve(); });
-  }
-  ~SpacedJsonServer() {
-    stopping_ = true;
-    boost::system::error_code ignored;
-    // Wake the blocking accept.
-    boost::asio::ip::tcp::socket poke(io_);
-    poke.connect(acceptor_.local_endpoint(), ignored);
-    thread_.join();
-  }
-  uint16_t port() const { return acceptor_.local_endpoint().port(); }
-
- private:
-  void serve() {
-    namespace http = boost::beast::http;
-    while (!stopping_) {
-      boost::asio::ip::tcp::socket socket(io_);
-      boost::system::error_code error;
-      acceptor_.accept(socket, error);
-      if (error || stopping_) continue;
-      boost::beast::flat_buffer buffer;
-      http::request<http::string_body> request;
-      http::read(socket, buffer, request, error);
-      if (error) continue;
-      std::string body;
-      const auto chunk = [&](const std::string& data) {
-        const std::string event = "data: " + data + "\r\n\r\n";
-        body += fmt::format("{:x}\r\n{}\r\n", event.size(), event);
-      };
-      chunk(
-          R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " a", "logprobs": null, "finish_reason": null}]})");
-      chunk(
-          R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " b", "logprobs": null, "finish_reason": null}]})");
-      chunk(
-          R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " c", "logprobs": null, "finish_reason": "length"}]})");
-      chunk("[DONE]");
-      const std::string answer =
-          "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
-          "chunked\r\nConnection: close\r\n\r\n" +
-          body + "0\r\n\r\n";
-      boost::asio::write(socket, boost::asio::buffer(answer), error);
-      socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, error);
-    }
-  }
-
-  boost::asio::io_context io_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  std::thread thread_;
-  std::atomic<bool> stopping_{false};
-};
+// The answer of an OpenAI-compatible server that spells its JSON as many do: spaces after colons
+// and commas, CRLF line endings, the last token in the same chunk as the finish reason, no usage
+// chunk (Connection: close).
+std::string spaced_json_answer() {
+  std::string body;
+  const auto chunk = [&](const std::string& data) {
+    const std::string event = "data: " + data + "\r\n\r\n";
+    body += fmt::format("{:x}\r\n{}\r\n", event.size(), event);
+  };
+  chunk(
+      R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " a", "logprobs": null, "finish_reason": null}]})");
+  chunk(
+      R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " b", "logprobs": null, "finish_reason": null}]})");
+  chunk(
+      R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " c", "logprobs": null, "finish_reason": "length"}]})");
+  chunk("[DONE]");
+  return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
+         "chunked\r\nConnection: close\r\n\r\n" +
+         body + "0\r\n\r\n";
+}
 
 TEST(LoadGeneratorTest, ReadsAServerThatSpellsItsJsonWithSpaces) {
-  SpacedJsonServer server;
+  FixedAnswerServer server(spaced_json_answer());
   const Scenario scenario = parse_scenario(testing::kTestScenario, "server-test.yaml");
   FixedSource source({0.0, 0.01, 0.02});
   LoadOptions options;
