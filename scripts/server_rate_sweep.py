@@ -4,14 +4,19 @@
 For each rate: starts a fresh `gangway serve SCENARIO --port 0` on loopback, drives it with
 `gangway load SCENARIO --rate-scale RATE/BASE --duration S --json` on the same machine, samples
 the server's RSS every second, reads its user and system CPU time (/proc/PID/stat) and the
-per-thread CPU (and, with --threads, the load generator's CPU for its whole run), and prints one markdown row per run: sent rate, completed, server-added TTFT
-p50/p90/p99/max (client-measured TTFT minus the engine's share the server reports), client TTFT
-p50/p99, TPOT p50, server CPU (user + sys, % of one core), RSS, and the load average around the
-run. The ceiling is the highest rate whose server-added TTFT p99 is under the target (5 ms) with
+per-thread CPU (and, with --threads, the load generator's CPU for its whole run), and prints one
+markdown row per run: sent rate, completed, server-added TTFT p50/p90/p99/max (client-measured
+TTFT minus the engine's share the server reports), client TTFT p50/p99, TPOT p50, server CPU
+(user + sys, % of one core), server CPU per completed request (user + sys over the run divided
+by the requests completed, in the same run as the latencies), RSS, and the load average around
+the run. With --baseline BINARY every run is preceded by the same run of that binary (same rate,
+same flags), so that before and after meet the same neighbours, and the ratio of their CPU per
+request is printed. The ceiling is the highest rate whose server-added TTFT p99 is under the target (5 ms) with
 every request completed.
 
   scripts/server_rate_sweep.py --rates 200,400,800,1200,1600 --duration 20
   scripts/server_rate_sweep.py --rates 1600 --duration 60 --rss   # + RSS at 10 s, middle, end
+  scripts/server_rate_sweep.py --rates 1600 --repeat 3 --baseline /tmp/gangway-before
 
 The machine matters: on a shared 2-core VM the load generator competes with the server for the
 same cores, and other processes with both; the load average is printed with every row.
@@ -128,18 +133,24 @@ def run_one(gangway, scenario, rate, duration, workdir, serve_flags):
     }
 
 
-def row(result):
+def cpu_us_per_request(result):
+    """Server CPU (user + sys) over the run divided by the requests it completed."""
+    return 1e6 * (result["user_s"] + result["sys_s"]) / max(result["total"]["completed"], 1)
+
+
+def row(result, label=""):
     load, total = result["load"], result["total"]
     sa = load["server_added_ttft_ms"]
     window = load["measured_s"]
     cpu = result["user_s"] + result["sys_s"]
     rss = [kib for _, kib in result["rss"]]
-    return (f"| {result['rate']:g} | {result['duration']} s | {load['sent_rps']:.0f} | "
+    return (f"| {label}{result['rate']:g} | {result['duration']} s | {load['sent_rps']:.0f} | "
             f"{total['completed']} / {total['arrived']} | "
             f"{sa['p50']:.2f} / {sa['p90']:.2f} / {sa['p99']:.2f} / {sa['max']:.1f} | "
             f"{total['ttft_ms']['p50']:.1f} / {total['ttft_ms']['p99']:.1f} | "
             f"{total['tpot_ms']['p50']:.1f} | "
             f"{100 * cpu / window:.0f} % ({100 * result['sys_s'] / max(cpu, 1e-9):.0f} % sys) | "
+            f"{cpu_us_per_request(result):.0f} us | "
             f"{max(rss) / 1024 if rss else 0:.1f} MiB | "
             f"{result['loadavg'][0]:.1f} / {result['loadavg'][1]:.1f} |")
 
@@ -158,6 +169,7 @@ def main():
     parser.add_argument("--rss", action="store_true", help="print RSS samples of each run")
     parser.add_argument("--threads", action="store_true", help="print per-thread CPU of each run")
     parser.add_argument("--out", help="directory for the load JSON and server logs")
+    parser.add_argument("--baseline", help="a second gangway binary run before each run (A/B)")
     parser.add_argument("serve_flags", nargs="*", help="extra flags for gangway serve (after --)")
     args = parser.parse_args()
     workdir = args.out or tempfile.mkdtemp(prefix="gangway-sweep.")
@@ -166,16 +178,26 @@ def main():
     print(f"gangway {args.gangway}, scenario {args.scenario}, {os.cpu_count()} CPUs, "
           f"out {workdir}", file=sys.stderr)
     print("| rate req/s | window | sent req/s | completed | server-added TTFT p50 / p90 / p99 / max ms "
-          "| client TTFT p50 / p99 ms | TPOT p50 ms | server CPU | max RSS | load avg before / after |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+          "| client TTFT p50 / p99 ms | TPOT p50 ms | server CPU | server CPU per request | max RSS "
+          "| load avg before / after |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     ceiling = None
     results = []
+    ratios = []
     for rate in rates:
         for _ in range(args.repeat):
+            if args.baseline:
+                before = run_one(args.baseline, args.scenario, rate, args.duration, workdir,
+                                 args.serve_flags)
+                print(row(before, "baseline "), flush=True)
             result = run_one(args.gangway, args.scenario, rate, args.duration, workdir,
                              args.serve_flags)
             results.append(result)
             print(row(result), flush=True)
+            if args.baseline:
+                ratios.append(cpu_us_per_request(result) / cpu_us_per_request(before))
+                print(f"    CPU per request, this binary / baseline: {ratios[-1]:.2f}",
+                      file=sys.stderr, flush=True)
             if args.threads:
                 for name, (user, system) in sorted(result["threads"].items()):
                     print(f"    thread {name}: user {user:.1f} s, sys {system:.1f} s",
@@ -195,6 +217,10 @@ def main():
         if all(r["load"]["server_added_ttft_ms"]["p99"] < args.target_ms and
                r["total"]["completed"] == r["total"]["arrived"] for r in runs):
             ceiling = rate
+    if ratios:
+        ratios.sort()
+        print(f"\nCPU per request, this binary / baseline: median {ratios[len(ratios) // 2]:.2f}, "
+              f"min {ratios[0]:.2f}, max {ratios[-1]:.2f} ({len(ratios)} pairs)")
     print(f"\nceiling (highest rate with every run's server-added TTFT p99 < {args.target_ms:g} ms "
           f"and every request completed): {f'{ceiling:g} req/s' if ceiling else 'none of these'}")
 

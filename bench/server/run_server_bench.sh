@@ -101,6 +101,12 @@ if rss:
           f"  end of window {at(int(window) - 1):.1f}  max {max(rss)/1024:.1f}  last {rss[-1]/1024:.1f}")
 print(f"server CPU             {(after - before) / hz:.1f} s over the run "
       f"({100.0 * (after - before) / hz / max(window, 1e-9):.0f} % of one core)")
+print(f"server CPU per request {1e6 * (after - before) / hz / max(total['completed'], 1):.0f} us "
+      f"(user + sys over the run / completed requests)")
+writes = metrics.get("gangway_client_writes_total", 0)
+if writes:
+    print(f"writes per request     {writes / max(total['completed'], 1):.1f} "
+          f"({metrics.get('gangway_client_writes_waited_total', 0):.0f} waited for a slow reader)")
 busy = metrics.get("gangway_scheduler_loop_busy_seconds_total", 0)
 core = metrics.get("gangway_scheduler_core_seconds_total", 0)
 iterations = metrics.get("gangway_emulated_iterations_total", 0)

@@ -613,6 +613,7 @@ void HttpConnection::write_now() {
     // full send buffer (would_block, or a part taken) go on through the asynchronous write below,
     // which reports errors on_write() as before and waits for the socket to be writable.
     error_code error;
+    context_.counters->client_writes_total.fetch_add(1, std::memory_order_relaxed);
     const size_t written = socket_.write_some(asio::buffer(out_pending_), error);
     if (!error && written == out_pending_.size()) {
       out_pending_.clear();
@@ -625,6 +626,8 @@ void HttpConnection::write_now() {
 
 void HttpConnection::start_write() {
   writing_ = true;
+  context_.counters->client_writes_total.fetch_add(1, std::memory_order_relaxed);
+  context_.counters->client_writes_waited_total.fetch_add(1, std::memory_order_relaxed);
   std::swap(out_pending_, out_writing_);
   out_pending_.clear();
   // No timer per write (two more handlers for every token): the network thread's sweep

@@ -285,6 +285,13 @@ std::string ServerMetrics::render(const LoadReport& load, const HttpCounters& ht
   header(out, "gangway_client_disconnects_total", "counter",
          "Requests cancelled because their client went away.");
   fmt::format_to(it, "gangway_client_disconnects_total {}\n", http.client_disconnects_total.load());
+  header(out, "gangway_client_writes_total", "counter",
+         "Writes of answer bytes to client sockets (send() calls and asynchronous writes).");
+  fmt::format_to(it, "gangway_client_writes_total {}\n", http.client_writes_total.load());
+  header(out, "gangway_client_writes_waited_total", "counter",
+         "Writes the kernel did not take at once (the client was behind on reading).");
+  fmt::format_to(it, "gangway_client_writes_waited_total {}\n",
+                 http.client_writes_waited_total.load());
   header(out, "gangway_connection_errors_total", "counter",
          "Requests whose handling failed inside the server (answered 500 or closed).");
   fmt::format_to(it, "gangway_connection_errors_total {}\n", http.connection_errors_total.load());

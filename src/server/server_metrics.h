@@ -35,6 +35,12 @@ struct HttpCounters {
   std::atomic<uint64_t> slow_readers_cut_total{0};
   std::atomic<uint64_t> read_timeouts_total{0};
   std::atomic<uint64_t> client_disconnects_total{0};
+  // Writes of answer bytes to client sockets: one per send() tried at once, plus one per
+  // asynchronous write started. Streamed tokens over writes is the coalescing achieved.
+  std::atomic<uint64_t> client_writes_total{0};
+  // Writes the kernel did not take whole at once (a client behind on reading): the rest goes out
+  // asynchronously, and output produced meanwhile waits to leave in the next write.
+  std::atomic<uint64_t> client_writes_waited_total{0};
   // Requests whose handling threw (answered 500 or closed; the server goes on).
   std::atomic<uint64_t> connection_errors_total{0};
   // Connections closed at accept: over the limits and the probe reserve.
