@@ -1,4 +1,5 @@
-// Continuous batching, shared by small-model replicas and the large model's gang.
+// Continuous batching, shared by small-model replicas and the large model's gang
+// (sched/batch_builder.h).
 //
 // One iteration's batch is built under a token budget (max_batched_tokens) and a sequence cap
 // (max_num_seqs): first one decode token for every resident sequence that has finished its
@@ -18,16 +19,16 @@
 // skips a queued request whose next uncached block a resident sequence is computing right now:
 // one iteration later it is a hit.
 
+#include "sched/batch_builder.h"
+
 #include <algorithm>
 #include <optional>
 #include <span>
 #include <stdexcept>
 
-#include "sched/scheduler.h"
-
 namespace gangway {
 
-struct Scheduler::BatchTarget {
+struct BatchBuilder::Target {
   const ModelSpec* model = nullptr;
   std::vector<SequenceHandle>* running = nullptr;
   BlockPool* kv = nullptr;
@@ -48,8 +49,8 @@ struct Scheduler::BatchTarget {
   // reaches its boundary before the gang's barrier fills the wait with a shorter iteration).
   std::optional<Duration> max_duration;
   const CostModel* cost = nullptr;
-  // The built batch's shape, kept as entries are added (a second pass over a batch of up to
-  // max_num_seqs entries was ~5 % of an iteration-done event: bench/README.md).
+  // The built batch's shape, kept up to date as entries are added so that the batch (up to
+  // max_num_seqs entries) is walked once.
   BatchShape shape;
 };
 
@@ -69,8 +70,8 @@ RequestQueue* pick_queue(RequestQueue* a, RequestQueue* b) {
 
 }  // namespace
 
-void Scheduler::record_admission_prediction(Sequence& seq, const ModelSpec& model,
-                                            int32_t batch_size, Time now) {
+void BatchBuilder::record_admission_prediction(Sequence& seq, const ModelSpec& model,
+                                               int32_t batch_size, Time now) {
   // Remaining time as the prefill's chunks plus one iteration per further token, each as long as
   // an iteration of the batch the engine runs now (a rough but cheap stand-in).
   const double remaining = state_.predictor.expected_remaining(seq);
@@ -86,9 +87,9 @@ void Scheduler::record_admission_prediction(Sequence& seq, const ModelSpec& mode
       now + prefill + Duration(static_cast<int64_t>(std::max(0.0, remaining - 1) * step.count()));
 }
 
-bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now,
-                             std::optional<Duration> max_duration) {
-  BatchTarget target;
+bool BatchBuilder::build_small(GpuRuntime& gpu, Replica& replica, Time now,
+                               std::optional<Duration> max_duration, BatchShape& shape) {
+  Target target;
   target.max_duration = max_duration;
   target.cost = cost_models_[replica.model.value()].get();
   target.model = &node_.model(replica.model);
@@ -102,23 +103,14 @@ bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now,
   target.pool_id = target.replica_index;
   target.resident_prefill_tokens = &replica.resident_prefill_tokens;
   target.kv_shortfall_blocks = &replica.kv_shortfall_blocks;
-  if (!build_batch(target, now)) return false;
-
-  const BatchShape shape = target.shape;
-  const Duration predicted = cost_models_[replica.model.value()]->iteration_time(shape);
-  gpu.small_busy = true;
-  gpu.busy_since = now;
-  gpu.predicted_free = now + predicted;
-  gpu.last_iteration = predicted;
-  gpu.batch_replica = target.replica_index;
-  effects_.launches.push_back(
-      IterationLaunch{EngineRef::small(gpu.id), replica.model, gpu.batch, shape, predicted, now});
+  if (!build(target, now)) return false;
+  shape = target.shape;
   return true;
 }
 
-bool Scheduler::launch_large(Time now, bool admit_new) {
+bool BatchBuilder::build_large(Time now, bool admit_new, BatchShape& shape) {
   LargeModelRuntime& large = *state_.large;
-  BatchTarget target;
+  Target target;
   target.model = &node_.model(large.model);
   target.running = &large.running;
   target.kv = &large.kv;
@@ -130,16 +122,8 @@ bool Scheduler::launch_large(Time now, bool admit_new) {
   target.resident_prefill_tokens = &large.resident_prefill_tokens;
   target.kv_shortfall_blocks = &large.kv_shortfall_blocks;
   target.cache_aware = options_.lm_cache_aware_batching && options_.prefix_caching;
-  if (!build_batch(target, now)) return false;
-
-  const BatchShape shape = target.shape;
-  const Duration predicted = large.cost->iteration_time(shape);
-  large.busy = true;
-  large.busy_since = now;
-  large.predicted_free = now + predicted;
-  large.last_iteration = predicted;
-  effects_.launches.push_back(
-      IterationLaunch{EngineRef::large(), large.model, large.batch, shape, predicted, now});
+  if (!build(target, now)) return false;
+  shape = target.shape;
   return true;
 }
 
@@ -156,7 +140,7 @@ constexpr int kCacheAwareLookahead = 16;
 
 }  // namespace
 
-void Scheduler::preempt_for_memory(BatchTarget& target, int64_t blocks_needed, Time now) {
+void BatchBuilder::preempt_for_memory(Target& target, int64_t blocks_needed, Time now) {
   const int32_t block_tokens = node_.kv_block_tokens;
   std::vector<SequenceHandle>& running = *target.running;
   while (target.kv->available_blocks() < blocks_needed && !running.empty()) {
@@ -164,11 +148,11 @@ void Scheduler::preempt_for_memory(BatchTarget& target, int64_t blocks_needed, T
     const Sequence& seq = state_.sequences[victim];
     // Blocks the victim would itself have needed this iteration no longer count.
     if (needs_decode_block(seq, block_tokens, now)) --blocks_needed;
-    preempt(victim, now, PreemptionReason::kMemory, /*memory_needed=*/true);
+    preemptor_.preempt_for_memory(victim, now);
   }
 }
 
-bool Scheduler::next_block_in_progress(const BatchTarget& target, const Sequence& seq) const {
+bool BatchBuilder::next_block_in_progress(const Target& target, const Sequence& seq) const {
   if (seq.swapped) return false;
   const int32_t reusable = seq.reusable_prefix_blocks(node_.kv_block_tokens);
   if (reusable <= 0) return false;
@@ -188,7 +172,7 @@ bool Scheduler::next_block_in_progress(const BatchTarget& target, const Sequence
   return false;
 }
 
-bool Scheduler::admit(BatchTarget& target, SequenceHandle handle, int32_t budget, Time now) {
+bool BatchBuilder::admit(Target& target, SequenceHandle handle, int32_t budget, Time now) {
   Sequence& seq = state_.sequences[handle];
   const ModelSpec& model = *target.model;
   KvAdmissionPlan plan;
@@ -214,7 +198,7 @@ bool Scheduler::admit(BatchTarget& target, SequenceHandle handle, int32_t budget
   return true;
 }
 
-bool Scheduler::build_batch(BatchTarget& target, Time now) {
+bool BatchBuilder::build(Target& target, Time now) {
   const ModelSpec& model = *target.model;
   const int32_t block_tokens = node_.kv_block_tokens;
   std::vector<BatchEntry>& batch = *target.batch;
@@ -347,15 +331,16 @@ bool Scheduler::build_batch(BatchTarget& target, Time now) {
     }
     Sequence& seq = state_.sequences[h];
     if (gate_.deferred(seq)) break;
-    const bool allowed = target.replica ? policy_->admit_small(state_, *target.replica, seq, now)
-                                        : policy_->admit_large(state_, seq, now);
+    const bool allowed = target.replica ? policy_.admit_small(state_, *target.replica, seq, now)
+                                        : policy_.admit_large(state_, seq, now);
     if (!allowed) break;
     if (!admit(target, h, budget, now)) break;
     if (!seq.prefill_done()) add_prefill_chunk(h, seq);
   }
 #ifdef GANGWAY_CHECK_INVARIANTS
   if (shape_of(batch) != target.shape) {
-    throw std::logic_error("build_batch: the shape kept while building differs from the batch's");
+    throw std::logic_error(
+        "BatchBuilder::build: the shape kept while building differs from the batch's");
   }
 #endif
   return !batch.empty();

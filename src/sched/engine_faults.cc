@@ -67,7 +67,7 @@ void Scheduler::on_engine_failed(GpuId gpu_id, Time now) {
     for (SequenceHandle h : queued) {
       finish(h, Outcome::kRejected, Reason::kNoCapacity, now);
     }
-    if (state_.gang.phase != GangPhase::kOff) release_gang(now);
+    if (state_.gang.phase != GangPhase::kOff) gang_.release(now);
   }
   decide(now);
   after_event(now);

@@ -1,7 +1,7 @@
 // The extension point that decides how the large model's gang shares the node with the small
 // models. The scheduler (mechanism) asks a policy a few fixed questions at fixed points of its
-// decision pass; the policy answers from the SchedulerState and keeps whatever accounting it
-// needs (virtual time, windows, shadow times). Baselines and gangway's own policies implement
+// decision pass; the policy answers from a read-only SchedulerView and keeps whatever accounting
+// it needs (virtual time, windows, shadow times). Baselines and gangway's own policies implement
 // this one interface, so they run on identical mechanism and are compared on equal terms.
 //
 // The decision pass, in order:
@@ -20,7 +20,7 @@
 #include "core/time.h"
 #include "sched/execution_mode.h"
 #include "sched/iteration.h"
-#include "sched/scheduler_state.h"
+#include "sched/scheduler_view.h"
 
 namespace gangway {
 
@@ -57,22 +57,22 @@ class GangPolicy {
   virtual std::string_view name() const = 0;
   virtual ExecutionMode mode() const = 0;
 
-  virtual void plan(const SchedulerState& state, Time now) {
+  virtual void plan(const SchedulerView& state, Time now) {
     (void)state;
     (void)now;
   }
-  virtual bool want_gang(const SchedulerState& state, Time now) = 0;
+  virtual bool want_gang(const SchedulerView& state, Time now) = 0;
   // Lease mode: false releases the GPUs now (resident large sequences pause).
   // Exclusive mode: false stops admitting large requests; the gang is released when the
   // resident ones finish.
-  virtual bool keep_gang(const SchedulerState& state, Time now) = 0;
-  virtual bool admit_large(const SchedulerState& state, const Sequence& seq, Time now) {
+  virtual bool keep_gang(const SchedulerView& state, Time now) = 0;
+  virtual bool admit_large(const SchedulerView& state, const Sequence& seq, Time now) {
     (void)state;
     (void)seq;
     (void)now;
     return true;
   }
-  virtual bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
+  virtual bool admit_small(const SchedulerView& state, const Replica& replica, const Sequence& seq,
                            Time now) {
     (void)state;
     (void)replica;
@@ -82,12 +82,12 @@ class GangPolicy {
   }
   // Exclusive mode, gang pending: evict the small sequences still resident on GPUs at their
   // boundary (their KV is dropped and recomputed later) rather than wait for them to finish?
-  virtual bool force_drain(const SchedulerState& state, Time now) {
+  virtual bool force_drain(const SchedulerView& state, Time now) {
     (void)state;
     (void)now;
     return false;
   }
-  virtual Time next_wakeup(const SchedulerState& state, Time now) const {
+  virtual Time next_wakeup(const SchedulerView& state, Time now) const {
     (void)state;
     (void)now;
     return Time::max();
@@ -96,21 +96,21 @@ class GangPolicy {
   // Notifications, for policies that account for use (virtual time, shares). An iteration is
   // reported after its sequences have been updated (tokens counted, finished ones removed), so
   // the state is the one the next decision sees; launch.entries is empty by then.
-  virtual void on_iteration_finished(const SchedulerState& state, const IterationLaunch& launch,
+  virtual void on_iteration_finished(const SchedulerView& state, const IterationLaunch& launch,
                                      Time end) {
     (void)state;
     (void)launch;
     (void)end;
   }
-  virtual void on_gang_pending(const SchedulerState& state, Time now) {
+  virtual void on_gang_pending(const SchedulerView& state, Time now) {
     (void)state;
     (void)now;
   }
-  virtual void on_gang_started(const SchedulerState& state, Time now) {
+  virtual void on_gang_started(const SchedulerView& state, Time now) {
     (void)state;
     (void)now;
   }
-  virtual void on_gang_released(const SchedulerState& state, Time now) {
+  virtual void on_gang_released(const SchedulerView& state, Time now) {
     (void)state;
     (void)now;
   }

@@ -371,12 +371,12 @@ class DrainAtOncePolicy final : public GangPolicy {
  public:
   std::string_view name() const override { return "drain-at-once"; }
   ExecutionMode mode() const override { return ExecutionMode::kExclusive; }
-  bool want_gang(const SchedulerState&, Time) override { return true; }
-  bool keep_gang(const SchedulerState&, Time) override { return true; }
-  bool admit_small(const SchedulerState& state, const Replica&, const Sequence&, Time) override {
+  bool want_gang(const SchedulerView&, Time) override { return true; }
+  bool keep_gang(const SchedulerView&, Time) override { return true; }
+  bool admit_small(const SchedulerView& state, const Replica&, const Sequence&, Time) override {
     return !state.has_large_work();
   }
-  bool force_drain(const SchedulerState&, Time) override { return true; }
+  bool force_drain(const SchedulerView&, Time) override { return true; }
 };
 
 NodeSpec mixed_node() {

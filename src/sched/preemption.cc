@@ -212,19 +212,21 @@ PreemptionMode Scheduler::preempt(SequenceHandle handle, Time now, PreemptionRea
   return mode;
 }
 
-void Scheduler::preempt_resident_small(GpuRuntime& gpu, Time now) {
-  for (uint32_t index : gpu.replicas) {
-    Replica& replica = state_.replicas[index];
-    while (!replica.running.empty()) {
-      preempt(replica.running.back(), now, PreemptionReason::kGang, /*memory_needed=*/false);
+void Scheduler::preempt_idle_small(Time now) {
+  for (GpuRuntime& gpu : state_.gpus) {
+    if (gpu.small_busy) continue;
+    for (uint32_t index : gpu.replicas) {
+      Replica& replica = state_.replicas[index];
+      while (!replica.running.empty()) {
+        preempt(replica.running.back(), now, PreemptionReason::kGang, /*memory_needed=*/false);
+      }
     }
   }
 }
 
-void Scheduler::record_gang_pauses() {
-  // Lease mode: the small sequences still resident when a lease starts pause in place (their KV
-  // stays; nobody needs it: the large model has its own pool). Counted as the choice it is.
-  if (policy_->mode() != ExecutionMode::kLease) return;
+void Scheduler::count_lease_pauses() {
+  // The small sequences still resident when a lease starts pause in place (their KV stays;
+  // nobody needs it: the large model has its own pool).
   for (const Replica& replica : state_.replicas) {
     if (replica.running.empty()) continue;
     const auto count = static_cast<int64_t>(replica.running.size());
@@ -236,6 +238,10 @@ void Scheduler::record_gang_pauses() {
     state_.kv_stats.preemptions_by_reason[static_cast<int>(PreemptionReason::kGang)]
                                          [static_cast<int>(PreemptionMode::kPause)] += count;
   }
+}
+
+void Scheduler::preempt_for_memory(SequenceHandle victim, Time now) {
+  preempt(victim, now, PreemptionReason::kMemory, /*memory_needed=*/true);
 }
 
 void Scheduler::evict_for_split(SequenceHandle handle, Time now) {

@@ -13,7 +13,7 @@
 #include <string_view>
 
 #include "core/time.h"
-#include "sched/scheduler_state.h"
+#include "sched/scheduler_view.h"
 
 namespace gangway {
 
@@ -21,13 +21,13 @@ class Router {
  public:
   virtual ~Router() = default;
   virtual std::string_view name() const = 0;
-  // Index into state.replicas of the replica to queue at, or nothing for the model's shared queue.
-  virtual std::optional<uint32_t> route(const SchedulerState& state, const Sequence& seq,
+  // Index into state.replicas() of the replica to queue at, or nothing for the model's shared
+  // queue.
+  virtual std::optional<uint32_t> route(const SchedulerView& state, const Sequence& seq,
                                         Time now) = 0;
-  // Replica `idle` (index into state.replicas) has nothing to run and nothing queued: a request
+  // Replica `idle` (index into state.replicas()) has nothing to run and nothing queued: a request
   // queued at another replica of its model that should move here, if any. Default: none.
-  virtual std::optional<SequenceHandle> steal(const SchedulerState& state, uint32_t idle,
-                                              Time now) {
+  virtual std::optional<SequenceHandle> steal(const SchedulerView& state, uint32_t idle, Time now) {
     (void)state;
     (void)idle;
     (void)now;
@@ -40,7 +40,7 @@ class Router {
 class LateBindingRouter final : public Router {
  public:
   std::string_view name() const override { return "late-binding"; }
-  std::optional<uint32_t> route(const SchedulerState&, const Sequence&, Time) override {
+  std::optional<uint32_t> route(const SchedulerView&, const Sequence&, Time) override {
     return std::nullopt;
   }
 };

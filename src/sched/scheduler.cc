@@ -1,6 +1,7 @@
 // The scheduler's event front door (sched/scheduler.h): arrivals, iteration completions,
 // cancellations and timers, and the decision pass each one ends with. Its parts live beside it
-// (kv_manager, batch_builder, admission_gate, preemption, engine_faults, invariants); what stays
+// (kv_manager, batch_builder, gang_phase_machine, admission_gate, preemption, engine_faults,
+// invariants); what stays
 // here is the order in which one event drives them, kept in one file so that a reader can follow
 // an event from start to end.
 
@@ -35,7 +36,9 @@ Scheduler::Scheduler(const NodeSpec& node, SchedulerOptions options,
       policy_(std::move(policy)),
       router_(router ? std::move(router) : make_router(options_.routing)),
       gate_(node_, options_, state_, predictor_),
-      kv_(node_, options_, state_) {
+      kv_(node_, options_, state_),
+      batches_(node_, options_, state_, kv_, gate_, *policy_, cost_models_, *this),
+      gang_(state_, *policy_, effects_, *this) {
   state_.node = &node_;
   state_.predictor =
       OutputLengthPredictor(static_cast<int>(node_.models.size()),
@@ -448,7 +451,7 @@ void Scheduler::decide(Time now) {
 }
 
 void Scheduler::decide_once(Time now) {
-  advance_gang(now);
+  gang_.advance(now);
   for (GpuRuntime& gpu : state_.gpus) maybe_start_small(gpu, now);
 }
 
@@ -460,73 +463,33 @@ bool Scheduler::stalled(Time now) const {
   return idle_with_live_work() && next_wakeup(now) == Time::max();
 }
 
-void Scheduler::advance_gang(Time now) {
-  if (!state_.large) return;
-  GangRuntime& gang = state_.gang;
-  const bool lease = policy_->mode() == ExecutionMode::kLease;
-
-  if (gang.phase == GangPhase::kOff && state_.has_large_work() && !state_.any_gpu_failed() &&
-      policy_->want_gang(state_, now)) {
-    gang.phase = GangPhase::kPending;
-    gang.pending_since = now;
-    policy_->on_gang_pending(state_, now);
-    effects_.gang_events.push_back({GangEventKind::kPending, now});
-  }
-  if (gang.phase == GangPhase::kPending) {
-    if (!state_.has_large_work()) {
-      gang.phase = GangPhase::kOff;
-      effects_.gang_events.push_back({GangEventKind::kReleased, now});
-      return;
-    }
-    if (!lease && state_.small_resident() > 0 && policy_->force_drain(state_, now)) {
-      // The policy judged waiting for the drain dearer than recomputing the stragglers.
-      for (GpuRuntime& gpu : state_.gpus) {
-        if (!gpu.small_busy) preempt_resident_small(gpu, now);
-      }
-    }
-    const bool all_at_boundary = std::none_of(state_.gpus.begin(), state_.gpus.end(),
-                                              [](const GpuRuntime& g) { return g.small_busy; });
-    if (!all_at_boundary || (!lease && state_.small_resident() > 0)) return;
-    gang.phase = GangPhase::kActive;
-    gang.active_since = now;
-    gang.admitting = true;
-    ++gang.phases_started;
-    record_gang_pauses();
-    policy_->on_gang_started(state_, now);
-    effects_.gang_events.push_back({GangEventKind::kStarted, now});
-  }
-  if (gang.phase != GangPhase::kActive || state_.large->busy) return;
-
-  const bool keep = policy_->keep_gang(state_, now);
-  if (lease) {
-    if (keep && launch_large(now, /*admit_new=*/true)) return;
-  } else {
-    if (!keep) gang.admitting = false;
-    if (launch_large(now, gang.admitting)) return;
-  }
-  release_gang(now);
+bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now,
+                             std::optional<Duration> max_duration) {
+  BatchShape shape;
+  if (!batches_.build_small(gpu, replica, now, max_duration, shape)) return false;
+  const Duration predicted = cost_models_[replica.model.value()]->iteration_time(shape);
+  gpu.small_busy = true;
+  gpu.busy_since = now;
+  gpu.predicted_free = now + predicted;
+  gpu.last_iteration = predicted;
+  gpu.batch_replica = static_cast<uint32_t>(&replica - state_.replicas.data());
+  effects_.launches.push_back(
+      IterationLaunch{EngineRef::small(gpu.id), replica.model, gpu.batch, shape, predicted, now});
+  return true;
 }
 
-void Scheduler::release_gang(Time now) {
-  // Smoothed phase length (weight 1/4 on the newest), for the routers' blackout prediction.
-  GangRuntime& gang = state_.gang;
-  const Duration length = now - gang.active_since;
-  gang.typical_phase = gang.typical_phase == Duration(0)
-                           ? length
-                           : gang.typical_phase + (length - gang.typical_phase) / 4;
-  // Under contention (large work still waiting), the cycle from the last release to this one
-  // gives the gang's share of time: admission stretches queued work by it.
-  if (state_.has_large_work() && gang.last_released > Time::zero()) {
-    const Duration cycle = now - gang.last_released;
-    if (cycle > Duration(0)) {
-      const double share = std::clamp(to_seconds(length) / to_seconds(cycle), 0.0, 1.0);
-      gang.contended_share += (share - gang.contended_share) / 4;
-    }
-  }
-  gang.last_released = now;
-  state_.gang.phase = GangPhase::kOff;
-  policy_->on_gang_released(state_, now);
-  effects_.gang_events.push_back({GangEventKind::kReleased, now});
+bool Scheduler::launch_large(Time now, bool admit_new) {
+  BatchShape shape;
+  if (!batches_.build_large(now, admit_new, shape)) return false;
+  LargeModelRuntime& large = *state_.large;
+  const Duration predicted = large.cost->iteration_time(shape);
+  large.busy = true;
+  large.busy_since = now;
+  large.predicted_free = now + predicted;
+  large.last_iteration = predicted;
+  effects_.launches.push_back(
+      IterationLaunch{EngineRef::large(), large.model, large.batch, shape, predicted, now});
+  return true;
 }
 
 void Scheduler::maybe_start_small(GpuRuntime& gpu, Time now) {

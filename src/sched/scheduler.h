@@ -28,7 +28,9 @@
 #include "core/request.h"
 #include "model/cost_model.h"
 #include "sched/admission_gate.h"
+#include "sched/batch_builder.h"
 #include "sched/effects.h"
+#include "sched/gang_phase_machine.h"
 #include "sched/gang_policy.h"
 #include "sched/kv_manager.h"
 #include "sched/router.h"
@@ -43,7 +45,7 @@ struct SubmitResult {
   SequenceHandle handle = kNoSequence;
 };
 
-class Scheduler : private KvEvictor {
+class Scheduler : private KvEvictor, private MemoryPreemptor, private GangPhaseActions {
  public:
   // Throws InputError if the node's memory layout does not fit.
   Scheduler(const NodeSpec& node, SchedulerOptions options, std::unique_ptr<GangPolicy> policy,
@@ -120,31 +122,20 @@ class Scheduler : private KvEvictor {
   // next_wakeup() without the overload ladder's wakeups: when something other than the ladder
   // stepping down is due (the policy's timers, KV copies ending).
   Time next_work_wakeup(Time now) const;
-  void advance_gang(Time now);
-  void release_gang(Time now);
-  bool launch_large(Time now, bool admit_new);
+  // GangPhaseActions: the gang's next iteration, and what a phase start does to small work.
+  bool launch_large(Time now, bool admit_new) override;
+  void preempt_idle_small(Time now) override;
+  void count_lease_pauses() override;
   void maybe_start_small(GpuRuntime& gpu, Time now);
   bool launch_small(GpuRuntime& gpu, Replica& replica, Time now,
                     std::optional<Duration> max_duration = std::nullopt);
   void complete_batch(std::vector<BatchEntry>& batch, std::span<const RequestId> ended, Time now);
   void after_event(Time now);
 
-  // Continuous batching shared by both tiers; see batch_builder.cc.
-  struct BatchTarget;
-  bool build_batch(BatchTarget& target, Time now);
-  // Makes a queued sequence resident: prefix hits (GPU and host tiers) or its swapped KV, the
-  // blocks of its first chunk. False (nothing changed) if the pool cannot take it now.
-  bool admit(BatchTarget& target, SequenceHandle handle, int32_t budget, Time now);
-  // Whether a resident sequence of the target is computing the block `seq` needs next.
-  bool next_block_in_progress(const BatchTarget& target, const Sequence& seq) const;
-  void preempt_for_memory(BatchTarget& target, int64_t blocks_needed, Time now);
-
   // Preemption (preemption.cc). Takes a resident sequence off its engine by the cheapest mode
   // allowed (memory_needed rules out pausing); returns the mode used.
   PreemptionMode preempt(SequenceHandle handle, Time now, PreemptionReason reason,
                          bool memory_needed);
-  void preempt_resident_small(GpuRuntime& gpu, Time now);
-  void record_gang_pauses();
   void resume_paused(Replica& replica);
   void pause(SequenceHandle handle);
   void swap_out(SequenceHandle handle, Time now);
@@ -154,12 +145,12 @@ class Scheduler : private KvEvictor {
   void take_off_engine(Sequence& seq, SequenceHandle handle);
   // KvEvictor: the dynamic split shrinks a small pool.
   void evict_for_split(SequenceHandle handle, Time now) override;
+  // MemoryPreemptor: a batch's decodes need the victim's blocks.
+  void preempt_for_memory(SequenceHandle victim, Time now) override;
 
   // Work stealing: an idle GPU's replica takes a request queued at another replica if the
   // router finds one that starts sooner here.
   bool steal_work(Replica& replica, Time now);
-  void record_admission_prediction(Sequence& seq, const ModelSpec& model, int32_t batch_size,
-                                   Time now);
 
   NodeSpec node_;
   SchedulerOptions options_;
@@ -172,9 +163,11 @@ class Scheduler : private KvEvictor {
   TtftPredictor predictor_;
   AdmissionGate gate_;
   KvManager kv_;
+  Effects effects_;
+  BatchBuilder batches_;
+  GangPhaseMachine gang_;
   std::vector<SequenceHandle> free_handles_;
   std::unordered_map<RequestId, SequenceHandle> handle_by_id_;
-  Effects effects_;
   std::vector<SequenceHandle> scratch_finished_;
   uint64_t events_ = 0;
 };

@@ -4,50 +4,50 @@
 
 namespace gangway {
 
-void TtftPredictor::initialise(const SchedulerState& state) {
-  seconds_per_prefill_token_.assign(state.node->models.size(), 0.0);
-  for (const ModelSpec& model : state.node->models) {
-    const CostModel* cost = state.small_models[model.id.value()].cost;
+void TtftPredictor::initialise(const SchedulerView& state) {
+  seconds_per_prefill_token_.assign(state.node().models.size(), 0.0);
+  for (const ModelSpec& model : state.node().models) {
+    const CostModel* cost = state.small_models()[model.id.value()].cost;
     if (cost == nullptr) continue;
     seconds_per_prefill_token_[model.id.value()] =
         lone_chunk_prefill_seconds_per_token(*cost, model);
   }
 }
 
-void TtftPredictor::cached_blocks(const SchedulerState& state, const Replica& replica,
+void TtftPredictor::cached_blocks(const SchedulerView& state, const Replica& replica,
                                   const Sequence& seq, int32_t& gpu_blocks,
                                   int32_t& host_blocks) const {
   gpu_blocks = 0;
   host_blocks = 0;
   if (!replica.kv.prefix_caching()) return;
-  const int32_t reusable = seq.reusable_prefix_blocks(state.node->kv_block_tokens);
+  const int32_t reusable = seq.reusable_prefix_blocks(state.node().kv_block_tokens);
   if (reusable <= 0) return;
   const std::span<const BlockHash> prefix(seq.spec.prefix_blocks.data(),
                                           static_cast<size_t>(reusable));
   gpu_blocks = replica.kv.match(prefix);
-  if (state.host.keeps_prefixes() && gpu_blocks < reusable) {
+  if (state.host().keeps_prefixes() && gpu_blocks < reusable) {
     host_blocks =
-        state.host.match(replica.kv.host_key(), prefix, gpu_blocks, reusable - gpu_blocks);
+        state.host().match(replica.kv.host_key(), prefix, gpu_blocks, reusable - gpu_blocks);
   }
 }
 
-TtftEstimate TtftPredictor::own_part(const SchedulerState& state, const Replica& replica,
+TtftEstimate TtftPredictor::own_part(const SchedulerView& state, const Replica& replica,
                                      const Sequence& seq) const {
   TtftEstimate estimate;
   int32_t gpu_blocks = 0;
   int32_t host_blocks = 0;
   cached_blocks(state, replica, seq, gpu_blocks, host_blocks);
-  const int32_t block_tokens = state.node->kv_block_tokens;
+  const int32_t block_tokens = state.node().kv_block_tokens;
   estimate.gpu_cached_tokens = gpu_blocks * block_tokens;
   estimate.host_cached_tokens = host_blocks * block_tokens;
-  const ModelSpec& model = state.node->model(replica.model);
-  estimate.load = kv_swap_time(model, state.node->hardware, estimate.host_cached_tokens);
+  const ModelSpec& model = state.node().model(replica.model);
+  estimate.load = kv_swap_time(model, state.node().hardware, estimate.host_cached_tokens);
   const int32_t cached = estimate.cached_tokens();
   estimate.prefill = prefill_time(state, replica.model, seq.prefill_target_tokens - cached, cached);
   return estimate;
 }
 
-TtftEstimate TtftPredictor::estimate(const SchedulerState& state, const Replica& replica,
+TtftEstimate TtftPredictor::estimate(const SchedulerView& state, const Replica& replica,
                                      const Sequence& seq, Time now) const {
   TtftEstimate estimate = own_part(state, replica, seq);
   estimate.wait =
@@ -55,16 +55,16 @@ TtftEstimate TtftPredictor::estimate(const SchedulerState& state, const Replica&
   return estimate;
 }
 
-Duration TtftPredictor::wait(const SchedulerState& state, const Replica& replica,
+Duration TtftPredictor::wait(const SchedulerView& state, const Replica& replica,
                              int64_t prefill_tokens_ahead, Time now) const {
-  const GpuRuntime& gpu = state.gpus[replica.gpu.value()];
+  const GpuRuntime& gpu = state.gpus()[replica.gpu.value()];
   Duration wait{0};
   if (gpu.small_busy && gpu.predicted_free > now) wait += gpu.predicted_free - now;
   wait += blackout(state, now);
   if (prefill_tokens_ahead > 0) {
     // Resident sequences decode one token each per iteration; prefill gets the rest of the
     // token budget, so the work ahead drains at that share of the prefill rate.
-    const ModelSpec& model = state.node->model(replica.model);
+    const ModelSpec& model = state.node().model(replica.model);
     const double budget = model.max_batched_tokens;
     const double decodes = static_cast<double>(replica.running.size());
     const double prefill_share = std::max(budget - decodes, budget / 8) / budget;
@@ -74,11 +74,11 @@ Duration TtftPredictor::wait(const SchedulerState& state, const Replica& replica
   return wait;
 }
 
-Duration TtftPredictor::prefill_time(const SchedulerState& state, ModelId model_id,
+Duration TtftPredictor::prefill_time(const SchedulerView& state, ModelId model_id,
                                      int32_t new_tokens, int32_t cached_tokens) const {
   if (new_tokens <= 0) return Duration(0);
-  const CostModel& cost = *state.small_models[model_id.value()].cost;
-  const int32_t chunk = state.node->model(model_id).prefill_chunk_tokens;
+  const CostModel& cost = *state.small_models()[model_id.value()].cost;
+  const int32_t chunk = state.node().model(model_id).prefill_chunk_tokens;
   PrefillTimeMemo& memo = last_prefill_;
   if (memo.cost != &cost || memo.chunk_tokens != chunk || memo.new_tokens != new_tokens ||
       memo.cached_tokens != cached_tokens) {
@@ -117,13 +117,13 @@ Duration TtftPredictor::compute_prefill_time(const CostModel& cost, int32_t chun
   return total;
 }
 
-Duration TtftPredictor::blackout(const SchedulerState& state, Time now) const {
-  const GangRuntime& gang = state.gang;
-  if (gang.phase == GangPhase::kOff || !state.large) return Duration(0);
+Duration TtftPredictor::blackout(const SchedulerView& state, Time now) const {
+  const GangRuntime& gang = state.gang();
+  if (gang.phase == GangPhase::kOff || !state.large()) return Duration(0);
   if (gang.phase == GangPhase::kActive) {
     Duration rest{0};
-    if (state.large->busy && state.large->predicted_free > now) {
-      rest = state.large->predicted_free - now;
+    if (state.large()->busy && state.large()->predicted_free > now) {
+      rest = state.large()->predicted_free - now;
     }
     const Time typical_end = gang.active_since + gang.typical_phase;
     if (typical_end > now) rest = std::max(rest, typical_end - now);

@@ -12,13 +12,13 @@
 //
 // Cheap by construction (it runs for every replica on every arrival): prefix lookups are binary
 // searches, prefill time takes at most four cost-model calls, the work ahead is kept as running
-// token counts by the scheduler. Reads the SchedulerState only.
+// token counts by the scheduler. Reads the state through a SchedulerView only.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "sched/scheduler_state.h"
+#include "sched/scheduler_view.h"
 
 namespace gangway {
 
@@ -36,24 +36,24 @@ struct TtftEstimate {
 class TtftPredictor {
  public:
   // Reads per-model constants (prefill time per token) from the state's cost models.
-  void initialise(const SchedulerState& state);
+  void initialise(const SchedulerView& state);
   bool initialised() const { return !seconds_per_prefill_token_.empty(); }
 
   // The reusable prefix of `seq` on `replica`, in blocks: on the GPU, then on the host tier.
-  void cached_blocks(const SchedulerState& state, const Replica& replica, const Sequence& seq,
+  void cached_blocks(const SchedulerView& state, const Replica& replica, const Sequence& seq,
                      int32_t& gpu_blocks, int32_t& host_blocks) const;
-  TtftEstimate estimate(const SchedulerState& state, const Replica& replica, const Sequence& seq,
+  TtftEstimate estimate(const SchedulerView& state, const Replica& replica, const Sequence& seq,
                         Time now) const;
   // The request's own part on `replica` (cached lookup, load and prefill), without the wait.
-  TtftEstimate own_part(const SchedulerState& state, const Replica& replica,
+  TtftEstimate own_part(const SchedulerView& state, const Replica& replica,
                         const Sequence& seq) const;
   // How long `prefill_tokens_ahead` tokens of prefill work (plus the iteration in flight and
   // the gang's blackout) keep a newcomer waiting on `replica`.
-  Duration wait(const SchedulerState& state, const Replica& replica, int64_t prefill_tokens_ahead,
+  Duration wait(const SchedulerView& state, const Replica& replica, int64_t prefill_tokens_ahead,
                 Time now) const;
   // Prefill of `new_tokens` on top of `cached_tokens`, in chunks, alone on the engine: exact for
   // up to four chunks, else the chunks' mean context (exact for costs affine in the context).
-  Duration prefill_time(const SchedulerState& state, ModelId model, int32_t new_tokens,
+  Duration prefill_time(const SchedulerView& state, ModelId model, int32_t new_tokens,
                         int32_t cached_tokens) const;
   // Seconds of prefill per prompt token of `model` at a full chunk's rate, alone on its engine.
   double seconds_per_prefill_token(ModelId model) const {
@@ -61,7 +61,7 @@ class TtftPredictor {
   }
   // How long the gang keeps small models off the GPUs from now: the rest of an active phase,
   // or a pending phase's barrier plus a typical phase; zero when the gang is off.
-  Duration blackout(const SchedulerState& state, Time now) const;
+  Duration blackout(const SchedulerView& state, Time now) const;
 
  private:
   // prefill_time's last arguments and result. A request's own prefill is asked for on every

@@ -9,47 +9,47 @@ void BackfillPlanner::invalidate(GpuId gpu) {
   if (gpu.value() < stale_.size()) stale_[gpu.value()] = true;
 }
 
-Duration BackfillPlanner::step_time(const SchedulerState& state, const GpuRuntime& gpu) const {
+Duration BackfillPlanner::step_time(const SchedulerView& state, const GpuRuntime& gpu) const {
   if (gpu.last_iteration > Duration(0)) return gpu.last_iteration;
   // Nothing has run here yet: a lone decode step of the first small model placed here.
   if (gpu.replicas.empty()) return Duration(0);
-  const Replica& replica = state.replicas[gpu.replicas.front()];
+  const Replica& replica = state.replicas()[gpu.replicas.front()];
   BatchShape shape;
   shape.decode_seqs = 1;
   shape.decode_context_tokens = 1;
-  return state.small_models[replica.model.value()].cost->iteration_time(shape);
+  return state.small_models()[replica.model.value()].cost->iteration_time(shape);
 }
 
-double BackfillPlanner::remaining_iterations(const SchedulerState& state, const Sequence& seq,
+double BackfillPlanner::remaining_iterations(const SchedulerView& state, const Sequence& seq,
                                              bool conservative) const {
-  const ModelSpec& model = state.node->model(seq.spec.model);
+  const ModelSpec& model = state.node().model(seq.spec.model);
   const double prefill_iterations =
       std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) / model.prefill_chunk_tokens);
-  const double tokens = conservative ? state.predictor.conservative_remaining(seq)
-                                     : state.predictor.expected_remaining(seq);
+  const double tokens = conservative ? state.predictor().conservative_remaining(seq)
+                                     : state.predictor().expected_remaining(seq);
   // The iteration that completes the prefill also emits the first token.
   return prefill_iterations + std::max(0.0, tokens - (prefill_iterations > 0 ? 1 : 0));
 }
 
-Duration BackfillPlanner::expected_remaining(const SchedulerState& state, const Sequence& seq,
+Duration BackfillPlanner::expected_remaining(const SchedulerView& state, const Sequence& seq,
                                              const GpuRuntime& gpu) const {
   const double iterations = remaining_iterations(state, seq, false);
   return Duration(static_cast<int64_t>(iterations * step_time(state, gpu).count()));
 }
 
-void BackfillPlanner::refresh(const SchedulerState& state, Time now) {
-  if (drain_.size() != state.gpus.size()) {
-    drain_.assign(state.gpus.size(), now);
-    stale_.assign(state.gpus.size(), true);
+void BackfillPlanner::refresh(const SchedulerView& state, Time now) {
+  if (drain_.size() != state.gpus().size()) {
+    drain_.assign(state.gpus().size(), now);
+    stale_.assign(state.gpus().size(), true);
   }
-  for (const GpuRuntime& gpu : state.gpus) {
+  for (const GpuRuntime& gpu : state.gpus()) {
     const size_t g = gpu.id.value();
     if (!stale_[g] && drain_[g] >= now) continue;
     const Time base = gpu.small_busy ? std::max(now, gpu.predicted_free) : now;
     const double step_ns = static_cast<double>(step_time(state, gpu).count());
     double longest = 0;
     for (uint32_t index : gpu.replicas) {
-      for (SequenceHandle h : state.replicas[index].running) {
+      for (SequenceHandle h : state.replicas()[index].running) {
         longest = std::max(longest, remaining_iterations(state, state.sequence(h), conservative_));
       }
     }
@@ -66,9 +66,9 @@ Time BackfillPlanner::shadow_time(Time now) const {
   return shadow;
 }
 
-bool BackfillPlanner::ends_by(const SchedulerState& state, const Replica& replica,
+bool BackfillPlanner::ends_by(const SchedulerView& state, const Replica& replica,
                               const Sequence& seq, Time now, Time deadline) const {
-  const GpuRuntime& gpu = state.gpus[replica.gpu.value()];
+  const GpuRuntime& gpu = state.gpus()[replica.gpu.value()];
   const Time start = gpu.small_busy ? std::max(now, gpu.predicted_free) : now;
   const double iterations = remaining_iterations(state, seq, conservative_);
   const Duration needed(

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/time.h"
-#include "sched/scheduler_state.h"
+#include "sched/scheduler_view.h"
 
 namespace gangway {
 
@@ -23,22 +23,22 @@ class BackfillPlanner {
   // Marks a GPU's drain estimate stale (call when its iteration finishes).
   void invalidate(GpuId gpu);
   // Brings stale estimates up to date.
-  void refresh(const SchedulerState& state, Time now);
+  void refresh(const SchedulerView& state, Time now);
   // Predicted time every GPU is free of resident small requests (now if none are resident).
   Time shadow_time(Time now) const;
   // Predicted drain time of one GPU.
   Time drain_time(GpuId gpu) const { return drain_[gpu.value()]; }
   // Whether `seq`, started on `replica` now, is predicted to end by `deadline`.
-  bool ends_by(const SchedulerState& state, const Replica& replica, const Sequence& seq, Time now,
+  bool ends_by(const SchedulerView& state, const Replica& replica, const Sequence& seq, Time now,
                Time deadline) const;
   // Predicted remaining time of a resident sequence on its GPU (mean prediction).
-  Duration expected_remaining(const SchedulerState& state, const Sequence& seq,
+  Duration expected_remaining(const SchedulerView& state, const Sequence& seq,
                               const GpuRuntime& gpu) const;
 
  private:
-  double remaining_iterations(const SchedulerState& state, const Sequence& seq,
+  double remaining_iterations(const SchedulerView& state, const Sequence& seq,
                               bool conservative) const;
-  Duration step_time(const SchedulerState& state, const GpuRuntime& gpu) const;
+  Duration step_time(const SchedulerView& state, const GpuRuntime& gpu) const;
 
   bool conservative_;
   std::vector<Time> drain_;

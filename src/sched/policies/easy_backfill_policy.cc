@@ -20,25 +20,25 @@ class EasyBackfillPolicy final : public ArrivalOrderGangPolicy {
 
   std::string_view name() const override { return "easy-backfill"; }
 
-  void plan(const SchedulerState& state, Time now) override { planner_.refresh(state, now); }
+  void plan(const SchedulerView& state, Time now) override { planner_.refresh(state, now); }
 
-  bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
+  bool admit_small(const SchedulerView& state, const Replica& replica, const Sequence& seq,
                    Time now) override {
-    if (state.gang.phase == GangPhase::kActive) return false;
+    if (state.gang().phase == GangPhase::kActive) return false;
     if (ahead_of_large_queue(state, seq)) return true;
     // The head's reservation is fixed when the gang is wanted, as in EASY: backfill must not
     // move it later bit by bit.
-    return state.gang.phase == GangPhase::kPending && now < reservation_ &&
+    return state.gang().phase == GangPhase::kPending && now < reservation_ &&
            planner_.ends_by(state, replica, seq, now, reservation_);
   }
-  void on_gang_pending(const SchedulerState& state, Time now) override {
+  void on_gang_pending(const SchedulerView& state, Time now) override {
     planner_.refresh(state, now);
     reservation_ = planner_.shadow_time(now);
   }
-  void on_iteration_finished(const SchedulerState&, const IterationLaunch& launch, Time) override {
+  void on_iteration_finished(const SchedulerView&, const IterationLaunch& launch, Time) override {
     if (!launch.engine.gang) planner_.invalidate(launch.engine.gpu);
   }
-  void on_gang_started(const SchedulerState&, Time now) override {
+  void on_gang_started(const SchedulerView&, Time now) override {
     backfill_stats_.record(reservation_, now);
   }
   BackfillStats backfill_stats() const override { return backfill_stats_; }

@@ -16,10 +16,9 @@ class FcfsPolicy final : public ArrivalOrderGangPolicy {
  public:
   std::string_view name() const override { return "fcfs"; }
 
-  bool admit_small(const SchedulerState& state, const Replica&, const Sequence& seq,
-                   Time) override {
-    if (!state.large) return true;
-    if (state.gang.phase != GangPhase::kOff) return false;
+  bool admit_small(const SchedulerView& state, const Replica&, const Sequence& seq, Time) override {
+    if (!state.large()) return true;
+    if (state.gang().phase != GangPhase::kOff) return false;
     return ahead_of_large_queue(state, seq);
   }
 };

@@ -87,11 +87,11 @@ class GangwayPolicy final : public GangPolicy {
   }
   ExecutionMode mode() const override { return mode_; }
 
-  void plan(const SchedulerState& state, Time now) override {
+  void plan(const SchedulerView& state, Time now) override {
     if (!initialised_) initialise(state);
     // The overload ladder's weight shift (docs/overload.md): 1 unless it is on and one tier's
     // SLO is at risk.
-    arbiter_.set_large_weight_factor(state.overload.large_weight_factor);
+    arbiter_.set_large_weight_factor(state.overload().large_weight_factor);
     large_backlogged_ = state.has_large_work();
     small_backlogged_ = state.any_small_queued() || state.small_resident() > 0;
     // The small pool contends for the node (and the shares apply) only while it has requests
@@ -107,7 +107,7 @@ class GangwayPolicy final : public GangPolicy {
     if (mode_ == ExecutionMode::kExclusive) planner_.refresh(state, now);
   }
 
-  bool want_gang(const SchedulerState& state, Time now) override {
+  bool want_gang(const SchedulerView& state, Time now) override {
     if (!small_backlogged_) return true;
     const Time waiting_since = large_waiting_since(state);
     if (now - waiting_since >= spec_.max_large_wait) return true;
@@ -136,7 +136,7 @@ class GangwayPolicy final : public GangPolicy {
     if (demand_split_ && split_.feasible()) {
       const Time large_due = std::min(first_token_urgency, large_decode_urgency(state));
       if (gang_ready >= large_due && large_due <= small_urgency) return true;
-      if (gang_ready + state.large->last_iteration >= small_urgency) return false;
+      if (gang_ready + state.large()->last_iteration >= small_urgency) return false;
     }
     if (now + barrier + spec_.lease_min >= small_urgency &&
         !arbiter_.large_within_share(spec_.lease_min)) {
@@ -147,14 +147,14 @@ class GangwayPolicy final : public GangPolicy {
     if (now + barrier_ahead(state, barrier) >= large_decode_urgency(state)) return true;
     // New large requests (not just resident ones decoding) that have gathered long enough, while
     // the large model is within its share of the node.
-    if (state.large->queue.empty()) return false;
-    const Time oldest = state.sequence(state.large->queue.front()).spec.arrival;
+    if (state.large()->queue.empty()) return false;
+    const Time oldest = state.sequence(state.large()->queue.front()).spec.arrival;
     return large_may_take_more() && now - oldest >= spec_.batching_delay;
   }
 
-  bool keep_gang(const SchedulerState& state, Time now) override {
+  bool keep_gang(const SchedulerView& state, Time now) override {
     if (!small_backlogged_) return true;
-    const Duration elapsed = now - state.gang.active_since;
+    const Duration elapsed = now - state.gang().active_since;
     if (elapsed < spec_.lease_min) return true;
     if (elapsed >= spec_.lease_max) return false;
     // Exclusive mode: every large request already waiting when a request-level phase began
@@ -162,11 +162,11 @@ class GangwayPolicy final : public GangPolicy {
     // a whole drain, and rare phases that admit only part of the queue would leave requests
     // waiting phase after phase. (Lease mode admits at least one iteration's token budget per
     // lease and leases recur within max_large_wait, which bounds the wait of a short queue.)
-    if (mode_ == ExecutionMode::kExclusive && !state.large->queue.empty() &&
-        state.sequence(state.large->queue.front()).spec.arrival <= state.gang.active_since) {
+    if (mode_ == ExecutionMode::kExclusive && !state.large()->queue.empty() &&
+        state.sequence(state.large()->queue.front()).spec.arrival <= state.gang().active_since) {
       return true;
     }
-    const Duration step = state.large->last_iteration;
+    const Duration step = state.large()->last_iteration;
     // Large requests that have waited out their aging bound and were queued before this lease
     // began join it whatever the small models' pressure (within lease_max): a lease cut at
     // lease_min admits a token budget or two, and under a long large queue aging would then
@@ -186,7 +186,7 @@ class GangwayPolicy final : public GangPolicy {
     }
     // The horizon adapts to the queue: large requests that arrive during it join too while no
     // small work is pressed.
-    if (!state.large->queue.empty()) return true;
+    if (!state.large()->queue.empty()) return true;
     if (mode_ == ExecutionMode::kExclusive) return false;
     // Only resident sequences decoding: keep the gang while one of them is due a token (by its
     // TPOT target, or the pace owed to sequences without one) or while the large model may take
@@ -197,9 +197,9 @@ class GangwayPolicy final : public GangPolicy {
     return now >= earliest_large_urgency(state) || large_may_take_more();
   }
 
-  bool admit_small(const SchedulerState& state, const Replica& replica, const Sequence& seq,
+  bool admit_small(const SchedulerView& state, const Replica& replica, const Sequence& seq,
                    Time now) override {
-    if (mode_ == ExecutionMode::kLease || state.gang.phase != GangPhase::kPending) return true;
+    if (mode_ == ExecutionMode::kLease || state.gang().phase != GangPhase::kPending) return true;
     // Backfill: only what is predicted to end before the gang's reservation. The reservation is
     // fixed when the gang is wanted, so backfill cannot push it later bit by bit.
     // Once stragglers are being evicted, nothing new starts: it would only be evicted too.
@@ -207,7 +207,7 @@ class GangwayPolicy final : public GangPolicy {
            planner_.ends_by(state, replica, seq, now, pending_shadow_);
   }
 
-  bool force_drain(const SchedulerState& state, Time now) override {
+  bool force_drain(const SchedulerView& state, Time now) override {
     if (mode_ != ExecutionMode::kExclusive) return false;
     evicting_ = evicting_ || now - large_waiting_since(state) >= spec_.max_large_wait ||
                 evicting_is_cheaper(state, now);
@@ -216,20 +216,20 @@ class GangwayPolicy final : public GangPolicy {
 
   // The drain overran its prediction by overrun_grace: waiting costs the drained GPUs' idle time
   // until the stragglers finish; evicting costs recomputing the stragglers' KV later.
-  bool evicting_is_cheaper(const SchedulerState& state, Time now) const {
+  bool evicting_is_cheaper(const SchedulerView& state, Time now) const {
     const Time shadow = planner_.shadow_time(now);
     if (now < pending_shadow_ + spec_.overrun_grace) return false;
     double idle_gpus = 0;
     double recompute_s = 0;
-    for (const GpuRuntime& gpu : state.gpus) {
+    for (const GpuRuntime& gpu : state.gpus()) {
       bool resident = false;
       for (uint32_t index : gpu.replicas) {
-        for (SequenceHandle h : state.replicas[index].running) {
+        for (SequenceHandle h : state.replicas()[index].running) {
           resident = true;
           const Sequence& seq = state.sequence(h);
-          const ModelSpec& model = state.node->model(seq.spec.model);
+          const ModelSpec& model = state.node().model(seq.spec.model);
           recompute_s += to_seconds(
-              prefill_time(*state.small_models[model.id.value()].cost, model, seq.kv_tokens, 0));
+              prefill_time(*state.small_models()[model.id.value()].cost, model, seq.kv_tokens, 0));
         }
       }
       if (!resident) ++idle_gpus;
@@ -238,9 +238,9 @@ class GangwayPolicy final : public GangPolicy {
     return recompute_s < wait_s;
   }
 
-  Time next_wakeup(const SchedulerState& state, Time now) const override {
-    if (!large_backlogged_ || state.gang.phase == GangPhase::kActive) return Time::max();
-    if (state.gang.phase == GangPhase::kPending) {
+  Time next_wakeup(const SchedulerView& state, Time now) const override {
+    if (!large_backlogged_ || state.gang().phase == GangPhase::kActive) return Time::max();
+    if (state.gang().phase == GangPhase::kPending) {
       if (mode_ != ExecutionMode::kExclusive) return Time::max();
       return std::max(now, pending_shadow_ + spec_.overrun_grace);
     }
@@ -254,7 +254,7 @@ class GangwayPolicy final : public GangPolicy {
     return wake > now ? wake : Time::max();
   }
 
-  void on_iteration_finished(const SchedulerState& state, const IterationLaunch& launch,
+  void on_iteration_finished(const SchedulerView& state, const IterationLaunch& launch,
                              Time end) override {
     const Duration busy = end - launch.start;
     if (demand_split_) split_.on_iteration_finished(launch, end);
@@ -270,69 +270,69 @@ class GangwayPolicy final : public GangPolicy {
     // when first read (earliest_small_urgency): a pass over every resident sequence, it was a
     // quarter of a small-only iteration's decision (bench/README.md).
     if (state.has_large_work()) {
-      small_latest_start_[gpu] = latest_small_start(state, state.gpus[gpu], busy);
+      small_latest_start_[gpu] = latest_small_start(state, state.gpus()[gpu], busy);
     } else {
       small_latest_start_[gpu].reset();
     }
-    if (state.gang.phase == GangPhase::kPending) {
+    if (state.gang().phase == GangPhase::kPending) {
       small_busy_while_pending_s_ +=
-          to_seconds(end - std::max(launch.start, state.gang.pending_since));
+          to_seconds(end - std::max(launch.start, state.gang().pending_since));
     }
   }
 
-  void on_gang_pending(const SchedulerState& state, Time now) override {
+  void on_gang_pending(const SchedulerView& state, Time now) override {
     if (mode_ == ExecutionMode::kExclusive) {
       planner_.refresh(state, now);
       pending_shadow_ = planner_.shadow_time(now);
     }
   }
 
-  void on_gang_started(const SchedulerState& state, Time now) override {
+  void on_gang_started(const SchedulerView& state, Time now) override {
     if (mode_ == ExecutionMode::kExclusive) backfill_stats_.record(pending_shadow_, now);
     evicting_ = false;
     // The barrier: GPU-time between the gang being wanted and starting that small work did not
     // use. The large model caused it, so it pays for it.
     const double window_gpu_s =
-        static_cast<double>(state.gpus.size()) * to_seconds(now - state.gang.pending_since);
+        static_cast<double>(state.gpus().size()) * to_seconds(now - state.gang().pending_since);
     arbiter_.charge_large_gpu_seconds(std::max(0.0, window_gpu_s - small_busy_while_pending_s_));
     small_busy_while_pending_s_ = 0;
     last_lease_start_ = now;
     last_lease_end_ = now;
   }
 
-  void on_gang_released(const SchedulerState&, Time now) override { last_lease_end_ = now; }
+  void on_gang_released(const SchedulerView&, Time now) override { last_lease_end_ = now; }
 
   BackfillStats backfill_stats() const override { return backfill_stats_; }
 
  private:
-  void initialise(const SchedulerState& state) {
+  void initialise(const SchedulerView& state) {
     initialised_ = true;
     if (demand_split_) split_.initialise(state, kNoTargetHorizon);
     arbiter_ = VirtualTimeArbiter(spec_.large_weight, spec_.small_weight,
-                                  static_cast<int>(state.gpus.size()));
-    if (state.large) {
-      const ModelSpec& model = state.node->model(state.large->model);
+                                  static_cast<int>(state.gpus().size()));
+    if (state.large()) {
+      const ModelSpec& model = state.node().model(state.large()->model);
       BatchShape chunk;
       chunk.prefill_tokens = model.prefill_chunk_tokens;
       chunk.prefill_seqs = 1;
-      large_chunk_time_ = state.large->cost->iteration_time(chunk);
+      large_chunk_time_ = state.large()->cost->iteration_time(chunk);
     }
-    small_latest_start_.assign(state.gpus.size(), Time::max());
-    small_last_step_.assign(state.gpus.size(), Duration(0));
-    for (const SloClass& slo : state.node->slo_classes) {
+    small_latest_start_.assign(state.gpus().size(), Time::max());
+    small_last_step_.assign(state.gpus().size(), Duration(0));
+    for (const SloClass& slo : state.node().slo_classes) {
       if (slo.tpot_target)
         unpaced_tpot_ =
             std::max(unpaced_tpot_.value_or(Duration(0)), *slo.tpot_target * kUnpacedPaceFactor);
     }
-    small_prefill_ns_per_token_.assign(state.node->models.size(), 0.0);
-    for (const ModelSpec& model : state.node->models) {
+    small_prefill_ns_per_token_.assign(state.node().models.size(), 0.0);
+    for (const ModelSpec& model : state.node().models) {
       if (model.is_large()) continue;
       BatchShape chunk;
       chunk.prefill_tokens = model.prefill_chunk_tokens;
       chunk.prefill_seqs = 1;
       small_prefill_ns_per_token_[model.id.value()] =
           static_cast<double>(
-              state.small_models[model.id.value()].cost->iteration_time(chunk).count()) /
+              state.small_models()[model.id.value()].cost->iteration_time(chunk).count()) /
           model.prefill_chunk_tokens;
     }
   }
@@ -341,7 +341,7 @@ class GangwayPolicy final : public GangPolicy {
   // demands now, the large model's share from them within the operator's floor and ceiling, and
   // the arbiter's weights set to it, so that wherever deadlines conflict the shares decide as
   // the demands say.
-  void plan_split(const SchedulerState& state, Time now) {
+  void plan_split(const SchedulerView& state, Time now) {
     const SharePlan& plan = split_.plan(state, now);
     if (plan.contended()) {
       arbiter_.set_weights(std::max(kLeastWeight, plan.large_share),
@@ -355,10 +355,10 @@ class GangwayPolicy final : public GangPolicy {
   // such early lease is one more barrier the node cannot afford, and a large request costs the
   // GPU time of some fifteen small ones, so there the shares decide alone
   // (docs/gang-scheduling.md).
-  static bool deadlines_order_tiers(const SchedulerState& state, Time now) {
-    return state.overload.level == OverloadLevel::kNormal &&
-           (!state.overload.last_busy_rejection ||
-            now - *state.overload.last_busy_rejection >= kHeadroomQuietPeriod);
+  static bool deadlines_order_tiers(const SchedulerView& state, Time now) {
+    return state.overload().level == OverloadLevel::kNormal &&
+           (!state.overload().last_busy_rejection ||
+            now - *state.overload().last_busy_rejection >= kHeadroomQuietPeriod);
   }
 
   // How long until the gang could start, as a resident large sequence's decode pace must judge
@@ -370,7 +370,7 @@ class GangwayPolicy final : public GangPolicy {
   // 5-15 % of the large model's TPOT targets (docs/gang-scheduling.md, "Decode pace"). With small
   // requests queued the barrier alone: starting the gang early would delay their first tokens,
   // and near capacity it cost more small-model SLOs than it saved large-model ones.
-  Duration barrier_ahead(const SchedulerState& state, Duration barrier) const {
+  Duration barrier_ahead(const SchedulerView& state, Duration barrier) const {
     if (mode_ != ExecutionMode::kLease || state.any_small_queued()) return barrier;
     Duration longest = barrier;
     for (Duration step : small_last_step_) longest = std::max(longest, step);
@@ -383,10 +383,10 @@ class GangwayPolicy final : public GangPolicy {
 
   // Whether the large queue's head was queued before the active lease began and has waited at
   // least max_large_wait since it arrived.
-  bool large_head_aged(const SchedulerState& state, Time now) const {
-    if (state.large->queue.empty()) return false;
-    const Time arrival = state.sequence(state.large->queue.front()).spec.arrival;
-    return arrival <= state.gang.active_since && now - arrival >= spec_.max_large_wait;
+  bool large_head_aged(const SchedulerView& state, Time now) const {
+    if (state.large()->queue.empty()) return false;
+    const Time arrival = state.sequence(state.large()->queue.front()).spec.arrival;
+    return arrival <= state.gang().active_since && now - arrival >= spec_.max_large_wait;
   }
 
   // Since when the large model has had work waiting for the gang: its queue head's arrival, or
@@ -396,44 +396,45 @@ class GangwayPolicy final : public GangPolicy {
   // it arrived was its chance); for resident sequences paused between leases, since the last
   // lease ended. The aging bound applies to this wait, so under a large-model overload aging
   // grants one lease per max_large_wait, not an endless stream of them.
-  Time large_waiting_since(const SchedulerState& state) const {
+  Time large_waiting_since(const SchedulerView& state) const {
     Time since = Time::max();
-    if (!state.large->queue.empty()) {
-      since = std::max(state.sequence(state.large->queue.front()).spec.arrival, last_lease_start_);
+    if (!state.large()->queue.empty()) {
+      since =
+          std::max(state.sequence(state.large()->queue.front()).spec.arrival, last_lease_start_);
     }
-    if (!state.large->running.empty()) since = std::min(since, last_lease_end_);
+    if (!state.large()->running.empty()) since = std::min(since, last_lease_end_);
     return since;
   }
 
   // When `seq` needs its first token: its own deadline, else its class's TTFT target after its
   // arrival; none for a class without a TTFT target.
-  std::optional<Time> first_token_due(const SchedulerState& state, const Sequence& seq) const {
+  std::optional<Time> first_token_due(const SchedulerView& state, const Sequence& seq) const {
     if (seq.spec.ttft_deadline) return seq.spec.ttft_deadline;
-    const std::optional<Duration> target = state.node->slo_class(seq.spec.slo_class).ttft_target;
+    const std::optional<Duration> target = state.node().slo_class(seq.spec.slo_class).ttft_target;
     if (!target) return std::nullopt;
     return seq.spec.arrival + *target;
   }
 
   // The latest time the gang may start for the large sequence `seq` to finish its prompt, one
   // chunk per large iteration, by its first-token deadline; none without a deadline.
-  std::optional<Time> large_prefill_latest_start(const SchedulerState& state,
+  std::optional<Time> large_prefill_latest_start(const SchedulerView& state,
                                                  const Sequence& seq) const {
     const std::optional<Time> due = first_token_due(state, seq);
     if (!due) return std::nullopt;
     const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
-                                    state.node->model(seq.spec.model).prefill_chunk_tokens);
+                                    state.node().model(seq.spec.model).prefill_chunk_tokens);
     const Duration prefill(static_cast<int64_t>(chunks * large_chunk_time_.count()));
     return *due - prefill - spec_.urgency_margin;
   }
 
   // How long until the gang could start: the busiest GPU's iteration in flight (lease mode) or
   // the predicted drain (exclusive mode).
-  Duration barrier_estimate(const SchedulerState& state, Time now) const {
+  Duration barrier_estimate(const SchedulerView& state, Time now) const {
     Time ready = now;
     if (mode_ == ExecutionMode::kExclusive) {
       ready = planner_.shadow_time(now);
     } else {
-      for (const GpuRuntime& gpu : state.gpus) {
+      for (const GpuRuntime& gpu : state.gpus()) {
         if (gpu.small_busy) ready = std::max(ready, gpu.predicted_free);
       }
     }
@@ -441,14 +442,14 @@ class GangwayPolicy final : public GangPolicy {
   }
 
   // The latest time the gang may start for the most pressed large request to stay on time.
-  Time earliest_large_urgency(const SchedulerState& state) const {
+  Time earliest_large_urgency(const SchedulerView& state) const {
     return std::min(large_first_token_urgency(state), large_decode_urgency(state));
   }
 
   // The latest time the gang may start for every large request still waiting for its first
   // token (queue heads, and resident sequences part-way through prefill) to get it on time,
   // leaving out those whose latest start is before `not_before` (already lost).
-  Time large_first_token_urgency(const SchedulerState& state,
+  Time large_first_token_urgency(const SchedulerView& state,
                                  std::optional<Time> not_before = std::nullopt) const {
     Time latest_start = Time::max();
     auto consider = [&](const Sequence& seq) {
@@ -457,11 +458,11 @@ class GangwayPolicy final : public GangPolicy {
       }
     };
     int checked = 0;
-    for (const auto& entry : state.large->queue) {
+    for (const auto& entry : state.large()->queue) {
       if (++checked > kHeadsChecked) break;
       consider(state.sequence(std::get<2>(entry)));
     }
-    for (SequenceHandle h : state.large->running) {
+    for (SequenceHandle h : state.large()->running) {
       const Sequence& seq = state.sequence(h);
       if (!seq.first_token) consider(seq);
     }
@@ -477,13 +478,13 @@ class GangwayPolicy final : public GangPolicy {
   // a token a little after its pace point is made up within the lease (the target bounds the mean).
   // With the margin the large model ran ahead of its pace at the small models' TPOT
   // (docs/gang-scheduling.md, "Decode pace").
-  Time large_decode_urgency(const SchedulerState& state) const {
+  Time large_decode_urgency(const SchedulerView& state) const {
     Time latest_start = Time::max();
-    const Duration step = state.large->last_iteration;
-    for (SequenceHandle h : state.large->running) {
+    const Duration step = state.large()->last_iteration;
+    for (SequenceHandle h : state.large()->running) {
       const Sequence& seq = state.sequence(h);
       if (!seq.first_token) continue;
-      std::optional<Duration> tpot = state.node->slo_class(seq.spec.slo_class).tpot_target;
+      std::optional<Duration> tpot = state.node().slo_class(seq.spec.slo_class).tpot_target;
       if (!tpot) tpot = unpaced_tpot_;
       if (!tpot) continue;
       const Time due = *seq.first_token + *tpot * seq.generated_tokens;
@@ -497,12 +498,12 @@ class GangwayPolicy final : public GangPolicy {
   // queued ahead of them (the model's queued prompt tokens over its replicas); for resident
   // ones, latest_small_start() as computed when their GPU last finished an iteration (or, if
   // the large model had no work then, when first read since).
-  Time earliest_small_urgency(const SchedulerState& state) const {
+  Time earliest_small_urgency(const SchedulerView& state) const {
     Time latest = Time::max();
     for (size_t gpu = 0; gpu < small_latest_start_.size(); ++gpu) {
       if (!small_latest_start_[gpu]) {
         small_latest_start_[gpu] =
-            latest_small_start(state, state.gpus[gpu], small_last_step_[gpu]);
+            latest_small_start(state, state.gpus()[gpu], small_last_step_[gpu]);
       }
       latest = std::min(latest, *small_latest_start_[gpu]);
     }
@@ -516,14 +517,14 @@ class GangwayPolicy final : public GangPolicy {
         }
       }
     };
-    for (const SmallModelRuntime& model : state.small_models) {
-      if (state.node->model(model.model).is_large()) continue;
+    for (const SmallModelRuntime& model : state.small_models()) {
+      if (state.node().model(model.model).is_large()) continue;
       const double replicas = std::max<size_t>(1, model.replicas.size());
       const Duration backlog(static_cast<int64_t>(
           small_prefill_ns_per_token_[model.model.value()] *
-          static_cast<double>(state.queued_prompt_tokens[model.model.value()]) / replicas));
+          static_cast<double>(state.queued_prompt_tokens(model.model)) / replicas));
       consider(model.queue, backlog);
-      for (uint32_t index : model.replicas) consider(state.replicas[index].queue, backlog);
+      for (uint32_t index : model.replicas) consider(state.replicas()[index].queue, backlog);
     }
     return latest;
   }
@@ -540,14 +541,14 @@ class GangwayPolicy final : public GangPolicy {
   // small sequences for the gang (a drain lets them finish and evicts only overruns), so there
   // the mean remaining length serves. `step` is the GPU's iteration time. Computed when the GPU
   // finishes an iteration: it stays valid while the GPU is paused.
-  Time latest_small_start(const SchedulerState& state, const GpuRuntime& gpu, Duration step) const {
+  Time latest_small_start(const SchedulerView& state, const GpuRuntime& gpu, Duration step) const {
     Time latest = Time::max();
     for (uint32_t index : gpu.replicas) {
-      const Replica& replica = state.replicas[index];
-      const ModelSpec& model = state.node->model(replica.model);
+      const Replica& replica = state.replicas()[index];
+      const ModelSpec& model = state.node().model(replica.model);
       for (SequenceHandle h : replica.running) {
         const Sequence& seq = state.sequence(h);
-        const SloClass& slo = state.node->slo_class(seq.spec.slo_class);
+        const SloClass& slo = state.node().slo_class(seq.spec.slo_class);
         if (!seq.first_token) {
           if (!slo.ttft_target) continue;
           const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
@@ -559,8 +560,8 @@ class GangwayPolicy final : public GangPolicy {
         }
         if (!slo.tpot_target) continue;
         const double remaining = mode_ == ExecutionMode::kLease
-                                     ? state.predictor.short_remaining(seq)
-                                     : state.predictor.expected_remaining(seq);
+                                     ? state.predictor().short_remaining(seq)
+                                     : state.predictor().expected_remaining(seq);
         const Time finish_deadline =
             *seq.first_token +
             Duration(static_cast<int64_t>(static_cast<double>(slo.tpot_target->count()) *

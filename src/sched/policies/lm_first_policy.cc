@@ -14,9 +14,9 @@ class LmFirstPolicy final : public GangPolicy {
   std::string_view name() const override { return "lm-first"; }
   ExecutionMode mode() const override { return ExecutionMode::kExclusive; }
 
-  bool want_gang(const SchedulerState&, Time) override { return true; }
-  bool keep_gang(const SchedulerState&, Time) override { return true; }
-  bool admit_small(const SchedulerState& state, const Replica&, const Sequence&, Time) override {
+  bool want_gang(const SchedulerView&, Time) override { return true; }
+  bool keep_gang(const SchedulerView&, Time) override { return true; }
+  bool admit_small(const SchedulerView& state, const Replica&, const Sequence&, Time) override {
     return !state.has_large_work();
   }
 };

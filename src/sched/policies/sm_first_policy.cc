@@ -13,10 +13,10 @@ class SmFirstPolicy final : public GangPolicy {
   std::string_view name() const override { return "sm-first"; }
   ExecutionMode mode() const override { return ExecutionMode::kExclusive; }
 
-  bool want_gang(const SchedulerState& state, Time) override {
+  bool want_gang(const SchedulerView& state, Time) override {
     return !state.any_small_queued() && state.small_resident() == 0;
   }
-  bool keep_gang(const SchedulerState& state, Time) override { return !state.any_small_queued(); }
+  bool keep_gang(const SchedulerView& state, Time) override { return !state.any_small_queued(); }
 };
 
 }  // namespace

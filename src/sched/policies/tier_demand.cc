@@ -80,52 +80,52 @@ double lone_chunk_seconds_per_token(const CostModel& cost, const ModelSpec& mode
 
 }  // namespace
 
-void DemandModel::initialise(const SchedulerState& state, Duration no_target_deadline) {
+void DemandModel::initialise(const SchedulerView& state, Duration no_target_deadline) {
   initialised_ = true;
   no_target_deadline_ = no_target_deadline;
-  gpus_ = std::max<int>(1, static_cast<int>(state.gpus.size()));
-  for (const SloClass& slo : state.node->slo_classes) {
+  gpus_ = std::max<int>(1, static_cast<int>(state.gpus().size()));
+  for (const SloClass& slo : state.node().slo_classes) {
     if (slo.tpot_target) {
       unpaced_ = std::max(unpaced_.value_or(Duration(0)), *slo.tpot_target * kUnpacedPaceFactor);
     }
   }
-  seconds_per_prefill_token_.assign(state.node->models.size(), 0.0);
-  for (const ModelSpec& model : state.node->models) {
-    const CostModel* cost = model.is_large() ? (state.large ? state.large->cost : nullptr)
-                                             : state.small_models[model.id.value()].cost;
+  seconds_per_prefill_token_.assign(state.node().models.size(), 0.0);
+  for (const ModelSpec& model : state.node().models) {
+    const CostModel* cost = model.is_large() ? (state.large() ? state.large()->cost : nullptr)
+                                             : state.small_models()[model.id.value()].cost;
     if (cost != nullptr) {
       seconds_per_prefill_token_[model.id.value()] = lone_chunk_seconds_per_token(*cost, model);
     }
   }
 }
 
-std::optional<Duration> DemandModel::pace(const SchedulerState& state, SloClassId slo_class,
+std::optional<Duration> DemandModel::pace(const SchedulerView& state, SloClassId slo_class,
                                           bool large) const {
-  const SloClass& slo = state.node->slo_class(slo_class);
+  const SloClass& slo = state.node().slo_class(slo_class);
   if (slo.tpot_target) return slo.tpot_target;
   return large ? unpaced_ : std::nullopt;
 }
 
-Duration DemandModel::horizon(const SchedulerState& state, SloClassId slo_class) const {
-  return state.node->slo_class(slo_class).ttft_target.value_or(no_target_deadline_);
+Duration DemandModel::horizon(const SchedulerView& state, SloClassId slo_class) const {
+  return state.node().slo_class(slo_class).ttft_target.value_or(no_target_deadline_);
 }
 
-Duration DemandModel::decode_time(const SchedulerState& state, ModelId model, int32_t batch,
+Duration DemandModel::decode_time(const SchedulerView& state, ModelId model, int32_t batch,
                                   int64_t context) const {
   if (batch <= 0) return Duration(0);
-  const CostModel* cost = state.node->model(model).is_large()
-                              ? state.large->cost
-                              : state.small_models[model.value()].cost;
+  const CostModel* cost = state.node().model(model).is_large()
+                              ? state.large()->cost
+                              : state.small_models()[model.value()].cost;
   BatchShape shape;
   shape.decode_seqs = batch;
   shape.decode_context_tokens = context;
   return cost->iteration_time(shape);
 }
 
-TierDemand DemandModel::large(const SchedulerState& state, Time now) const {
+TierDemand DemandModel::large(const SchedulerView& state, Time now) const {
   TierDemand demand;
-  if (!state.large) return demand;
-  const LargeModelRuntime& large = *state.large;
+  if (!state.large()) return demand;
+  const LargeModelRuntime& large = *state.large();
   int64_t context = 0;
   int32_t resident = 0;
   int64_t resident_context = 0;
@@ -151,7 +151,7 @@ TierDemand DemandModel::large(const SchedulerState& state, Time now) const {
   const double rate = seconds_per_prefill_token(large.model) * large.slowdown;
   double backlog = 0;
   Duration tightest = no_target_deadline_;
-  for (const SloClass& slo : state.node->slo_classes) {
+  for (const SloClass& slo : state.node().slo_classes) {
     const Duration within = horizon(state, slo.id);
     tightest = std::min(tightest, within);
     backlog += static_cast<double>(large.queue.queued_tokens(slo.id)) * rate / to_seconds(within);
@@ -161,11 +161,11 @@ TierDemand DemandModel::large(const SchedulerState& state, Time now) const {
   return demand;
 }
 
-TierDemand DemandModel::small_pace(const SchedulerState& state, const GpuRuntime& gpu) const {
+TierDemand DemandModel::small_pace(const SchedulerView& state, const GpuRuntime& gpu) const {
   TierDemand demand;
   Duration decode{0};
   for (uint32_t index : gpu.replicas) {
-    const Replica& replica = state.replicas[index];
+    const Replica& replica = state.replicas()[index];
     int32_t batch = 0;
     int64_t context = 0;
     for (SequenceHandle h : replica.running) {
@@ -188,18 +188,18 @@ TierDemand DemandModel::small_pace(const SchedulerState& state, const GpuRuntime
   return demand;
 }
 
-double DemandModel::small_prefill(const SchedulerState& state, Time now) const {
+double DemandModel::small_prefill(const SchedulerView& state, Time now) const {
   double busiest = 0;
-  for (const GpuRuntime& gpu : state.gpus) {
+  for (const GpuRuntime& gpu : state.gpus()) {
     if (gpu.failed) continue;
     double backlog = 0;
     for (uint32_t index : gpu.replicas) {
-      const Replica& replica = state.replicas[index];
-      const SmallModelRuntime& model = state.small_models[replica.model.value()];
+      const Replica& replica = state.replicas()[index];
+      const SmallModelRuntime& model = state.small_models()[replica.model.value()];
       const double replicas = static_cast<double>(std::max<size_t>(1, model.replicas.size()));
       const double rate = seconds_per_prefill_token(replica.model) * gpu.slowdown;
       Duration tightest = no_target_deadline_;
-      for (const SloClass& slo : state.node->slo_classes) {
+      for (const SloClass& slo : state.node().slo_classes) {
         const Duration within = horizon(state, slo.id);
         tightest = std::min(tightest, within);
         const double tokens = static_cast<double>(replica.queue.queued_tokens(slo.id)) +
@@ -232,17 +232,17 @@ double DemandModel::decayed(const Rate& rate, Time now) const {
   return rate.value * std::exp(-age_s / kRateTimeConstant_s);
 }
 
-void DemandSplit::initialise(const SchedulerState& state, Duration no_target_deadline) {
+void DemandSplit::initialise(const SchedulerView& state, Duration no_target_deadline) {
   demand_.initialise(state, no_target_deadline);
-  small_pace_.assign(state.gpus.size(), std::nullopt);
+  small_pace_.assign(state.gpus().size(), std::nullopt);
 }
 
-const SharePlan& DemandSplit::plan(const SchedulerState& state, Time now) {
+const SharePlan& DemandSplit::plan(const SchedulerView& state, Time now) {
   const TierDemand large = demand_.large(state, now);
   TierDemand small;
   for (size_t gpu = 0; gpu < small_pace_.size(); ++gpu) {
-    if (state.gpus[gpu].failed) continue;
-    if (!small_pace_[gpu]) small_pace_[gpu] = demand_.small_pace(state, state.gpus[gpu]);
+    if (state.gpus()[gpu].failed) continue;
+    if (!small_pace_[gpu]) small_pace_[gpu] = demand_.small_pace(state, state.gpus()[gpu]);
     if (small_pace_[gpu]->pace > small.pace) small = *small_pace_[gpu];
   }
   small.prefill = demand_.small_prefill(state, now);

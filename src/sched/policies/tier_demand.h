@@ -29,7 +29,7 @@
 #include "core/ids.h"
 #include "core/time.h"
 #include "sched/iteration.h"
-#include "sched/scheduler_state.h"
+#include "sched/scheduler_view.h"
 
 namespace gangway {
 
@@ -81,30 +81,30 @@ SharePlan plan_shares(const TierDemand& large, const TierDemand& small, const Sh
 // per second, whichever is more: a queue shows a burst, the recent rate a steady load.
 class DemandModel {
  public:
-  void initialise(const SchedulerState& state, Duration no_target_deadline);
+  void initialise(const SchedulerView& state, Duration no_target_deadline);
   bool initialised() const { return initialised_; }
 
   // The pace owed to a resident decoding sequence of this class: its TPOT target, else (for
   // the large model) unpaced_factor times the loosest target any class sets; none for a small
   // model's class without a target.
-  std::optional<Duration> pace(const SchedulerState& state, SloClassId slo_class, bool large) const;
+  std::optional<Duration> pace(const SchedulerView& state, SloClassId slo_class, bool large) const;
   // How long a class's prompts may wait for their first token: its TTFT target, else the
   // no-target deadline.
-  Duration horizon(const SchedulerState& state, SloClassId slo_class) const;
+  Duration horizon(const SchedulerView& state, SloClassId slo_class) const;
   double seconds_per_prefill_token(ModelId model) const {
     return seconds_per_prefill_token_[model.value()];
   }
 
   // The large model's demand: the pace of its resident decoding sequences and its prefill.
-  TierDemand large(const SchedulerState& state, Time now) const;
+  TierDemand large(const SchedulerView& state, Time now) const;
   // The pace part of one GPU's small models (the prefill part is small_prefill()).
-  TierDemand small_pace(const SchedulerState& state, const GpuRuntime& gpu) const;
+  TierDemand small_pace(const SchedulerView& state, const GpuRuntime& gpu) const;
   // The small models' prefill demand per GPU: the busiest GPU's queued work over its classes'
   // horizons.
-  double small_prefill(const SchedulerState& state, Time now) const;
+  double small_prefill(const SchedulerView& state, Time now) const;
 
   // A decode iteration of `batch` sequences with `context` KV tokens in all on the model.
-  Duration decode_time(const SchedulerState& state, ModelId model, int32_t batch,
+  Duration decode_time(const SchedulerView& state, ModelId model, int32_t batch,
                        int64_t context) const;
 
   // The prefill computed lately, per tier, as seconds of prefill per second of the node's time
@@ -141,9 +141,9 @@ class DemandSplit {
  public:
   explicit DemandSplit(const ShareLimits& limits) : limits_(limits) {}
 
-  void initialise(const SchedulerState& state, Duration no_target_deadline);
+  void initialise(const SchedulerView& state, Duration no_target_deadline);
   // Plans the shares from the state now; the plan holds until the next call.
-  const SharePlan& plan(const SchedulerState& state, Time now);
+  const SharePlan& plan(const SchedulerView& state, Time now);
   const SharePlan& current() const { return plan_; }
   // Whether both tiers' demands, with the switching overhead, fit in the node.
   bool feasible() const {

@@ -20,9 +20,9 @@ class TimeSlicePolicy final : public GangPolicy {
   std::string_view name() const override { return "time-slice"; }
   ExecutionMode mode() const override { return ExecutionMode::kLease; }
 
-  bool want_gang(const SchedulerState&, Time now) override { return in_large_window(now); }
-  bool keep_gang(const SchedulerState&, Time now) override { return in_large_window(now); }
-  Time next_wakeup(const SchedulerState& state, Time now) const override {
+  bool want_gang(const SchedulerView&, Time now) override { return in_large_window(now); }
+  bool keep_gang(const SchedulerView&, Time now) override { return in_large_window(now); }
+  Time next_wakeup(const SchedulerView& state, Time now) const override {
     if (!state.has_large_work()) return Time::max();
     const int64_t cycle_start = now.ns() - now.ns() % period_ns_;
     const int64_t offset = now.ns() - cycle_start;

@@ -9,16 +9,16 @@
 
 namespace gangway {
 
-std::optional<uint32_t> least_loaded_replica(const SchedulerState& state, const Sequence& seq) {
+std::optional<uint32_t> least_loaded_replica(const SchedulerView& state, const Sequence& seq) {
   std::optional<uint32_t> best;
-  for (uint32_t index : state.small_models[seq.spec.model.value()].replicas) {
-    const Replica& replica = state.replicas[index];
-    if (state.gpus[replica.gpu.value()].failed) continue;
+  for (uint32_t index : state.small_models()[seq.spec.model.value()].replicas) {
+    const Replica& replica = state.replicas()[index];
+    if (state.gpus()[replica.gpu.value()].failed) continue;
     if (!best) {
       best = index;
       continue;
     }
-    const Replica& incumbent = state.replicas[*best];
+    const Replica& incumbent = state.replicas()[*best];
     const int64_t load = outstanding_requests(replica);
     const int64_t incumbent_load = outstanding_requests(incumbent);
     if (load < incumbent_load ||
@@ -34,8 +34,8 @@ std::optional<uint32_t> least_loaded_replica(const SchedulerState& state, const 
 namespace {
 
 // Longest cached prefix (GPU tier) of the request at a replica, in blocks.
-int32_t gpu_match(const SchedulerState& state, const Replica& replica, const Sequence& seq) {
-  const int32_t reusable = seq.reusable_prefix_blocks(state.node->kv_block_tokens);
+int32_t gpu_match(const SchedulerView& state, const Replica& replica, const Sequence& seq) {
+  const int32_t reusable = seq.reusable_prefix_blocks(state.node().kv_block_tokens);
   if (reusable <= 0 || !replica.kv.prefix_caching()) return 0;
   return replica.kv.match(
       std::span<const BlockHash>(seq.spec.prefix_blocks.data(), static_cast<size_t>(reusable)));
@@ -44,14 +44,14 @@ int32_t gpu_match(const SchedulerState& state, const Replica& replica, const Seq
 class RoundRobinRouter final : public Router {
  public:
   std::string_view name() const override { return "round-robin"; }
-  std::optional<uint32_t> route(const SchedulerState& state, const Sequence& seq, Time) override {
-    const std::vector<uint32_t>& replicas = state.small_models[seq.spec.model.value()].replicas;
-    if (next_.size() < state.small_models.size()) next_.resize(state.small_models.size(), 0);
+  std::optional<uint32_t> route(const SchedulerView& state, const Sequence& seq, Time) override {
+    const std::vector<uint32_t>& replicas = state.small_models()[seq.spec.model.value()].replicas;
+    if (next_.size() < state.small_models().size()) next_.resize(state.small_models().size(), 0);
     size_t& next = next_[seq.spec.model.value()];
     for (size_t tried = 0; tried < replicas.size(); ++tried) {
       const uint32_t index = replicas[next % replicas.size()];
       next = (next + 1) % replicas.size();
-      if (!state.gpus[state.replicas[index].gpu.value()].failed) return index;
+      if (!state.gpus()[state.replicas()[index].gpu.value()].failed) return index;
     }
     return std::nullopt;
   }
@@ -63,7 +63,7 @@ class RoundRobinRouter final : public Router {
 class LeastLoadedRouter final : public Router {
  public:
   std::string_view name() const override { return "least-loaded"; }
-  std::optional<uint32_t> route(const SchedulerState& state, const Sequence& seq, Time) override {
+  std::optional<uint32_t> route(const SchedulerView& state, const Sequence& seq, Time) override {
     return least_loaded_replica(state, seq);
   }
 };
@@ -71,12 +71,12 @@ class LeastLoadedRouter final : public Router {
 class CacheOnlyRouter final : public Router {
  public:
   std::string_view name() const override { return "cache-only"; }
-  std::optional<uint32_t> route(const SchedulerState& state, const Sequence& seq, Time) override {
+  std::optional<uint32_t> route(const SchedulerView& state, const Sequence& seq, Time) override {
     std::optional<uint32_t> best;
     int32_t best_match = 0;
-    for (uint32_t index : state.small_models[seq.spec.model.value()].replicas) {
-      const Replica& replica = state.replicas[index];
-      if (state.gpus[replica.gpu.value()].failed) continue;
+    for (uint32_t index : state.small_models()[seq.spec.model.value()].replicas) {
+      const Replica& replica = state.replicas()[index];
+      if (state.gpus()[replica.gpu.value()].failed) continue;
       const int32_t match = gpu_match(state, replica, seq);
       if (match > best_match) {
         best = index;
@@ -100,14 +100,14 @@ class SglangRouter final : public Router {
   static constexpr double kCacheThreshold = 0.3;
 
   std::string_view name() const override { return "sglang"; }
-  std::optional<uint32_t> route(const SchedulerState& state, const Sequence& seq, Time) override {
+  std::optional<uint32_t> route(const SchedulerView& state, const Sequence& seq, Time) override {
     int64_t most = 0;
     int64_t least = -1;
     std::optional<uint32_t> best;
     int32_t best_match = -1;
-    for (uint32_t index : state.small_models[seq.spec.model.value()].replicas) {
-      const Replica& replica = state.replicas[index];
-      if (state.gpus[replica.gpu.value()].failed) continue;
+    for (uint32_t index : state.small_models()[seq.spec.model.value()].replicas) {
+      const Replica& replica = state.replicas()[index];
+      if (state.gpus()[replica.gpu.value()].failed) continue;
       const int64_t load = outstanding_requests(replica);
       most = std::max(most, load);
       least = least < 0 ? load : std::min(least, load);
@@ -121,7 +121,7 @@ class SglangRouter final : public Router {
     const bool imbalanced = most - least > kBalanceAbsThreshold &&
                             static_cast<double>(most) > kBalanceRelThreshold * least;
     const double match_ratio =
-        static_cast<double>(best_match) * state.node->kv_block_tokens / seq.spec.prompt_tokens;
+        static_cast<double>(best_match) * state.node().kv_block_tokens / seq.spec.prompt_tokens;
     if (imbalanced || match_ratio <= kCacheThreshold) return least_loaded_replica(state, seq);
     return best;
   }

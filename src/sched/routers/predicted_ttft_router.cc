@@ -31,17 +31,17 @@ class PredictedTtftRouter final : public Router {
  public:
   std::string_view name() const override { return "predicted-ttft"; }
 
-  std::optional<uint32_t> route(const SchedulerState& state, const Sequence& seq,
+  std::optional<uint32_t> route(const SchedulerView& state, const Sequence& seq,
                                 Time now) override {
     if (!predictor_.initialised()) predictor_.initialise(state);
-    const std::vector<uint32_t>& replicas = state.small_models[seq.spec.model.value()].replicas;
+    const std::vector<uint32_t>& replicas = state.small_models()[seq.spec.model.value()].replicas;
     // Nothing cached anywhere (the common case for a fresh prompt: one probe per replica): late
     // binding, without estimating anything.
     bool any_cached = false;
     for (uint32_t index : replicas) {
       int32_t gpu_blocks = 0;
       int32_t host_blocks = 0;
-      predictor_.cached_blocks(state, state.replicas[index], seq, gpu_blocks, host_blocks);
+      predictor_.cached_blocks(state, state.replicas()[index], seq, gpu_blocks, host_blocks);
       if (gpu_blocks + host_blocks > 0) {
         any_cached = true;
         break;
@@ -51,8 +51,8 @@ class PredictedTtftRouter final : public Router {
     std::optional<uint32_t> best;
     Duration best_ttft = Duration::max();
     for (uint32_t index : replicas) {
-      const Replica& replica = state.replicas[index];
-      if (state.gpus[replica.gpu.value()].failed) continue;
+      const Replica& replica = state.replicas()[index];
+      if (state.gpus()[replica.gpu.value()].failed) continue;
       const TtftEstimate estimate = predictor_.estimate(state, replica, seq, now);
       if (estimate.total() < best_ttft) {
         best = index;
@@ -62,16 +62,16 @@ class PredictedTtftRouter final : public Router {
     return best;
   }
 
-  std::optional<SequenceHandle> steal(const SchedulerState& state, uint32_t idle,
+  std::optional<SequenceHandle> steal(const SchedulerView& state, uint32_t idle,
                                       Time now) override {
     if (!predictor_.initialised()) predictor_.initialise(state);
-    const Replica& here = state.replicas[idle];
+    const Replica& here = state.replicas()[idle];
     std::optional<SequenceHandle> best;
     Duration best_gain{0};
     const Duration wait_here = predictor_.wait(state, here, 0, now);
-    for (uint32_t index : state.small_models[here.model.value()].replicas) {
+    for (uint32_t index : state.small_models()[here.model.value()].replicas) {
       if (index == idle) continue;
-      const Replica& there = state.replicas[index];
+      const Replica& there = state.replicas()[index];
       if (there.queue.empty()) continue;
       int64_t ahead = there.resident_prefill_tokens;
       int looked = 0;

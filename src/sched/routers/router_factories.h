@@ -24,6 +24,6 @@ inline int64_t outstanding_requests(const Replica& replica) {
 
 // Among the live replicas of the request's model, the one with the fewest outstanding requests
 // (ties: fewer queued prefill tokens, then the lower index); nothing if none is live.
-std::optional<uint32_t> least_loaded_replica(const SchedulerState& state, const Sequence& seq);
+std::optional<uint32_t> least_loaded_replica(const SchedulerView& state, const Sequence& seq);
 
 }  // namespace gangway
