@@ -74,6 +74,8 @@ def loadavg():
 
 def run_one(gangway, scenario, rate, duration, workdir, serve_flags):
     port_file = os.path.join(workdir, f"port-{rate:g}")
+    if os.path.exists(port_file):
+        os.remove(port_file)  # an earlier run's (a repeat, or the baseline's): not this server's
     log = open(os.path.join(workdir, f"server-{rate:g}.log"), "w")
     server = subprocess.Popen(
         [gangway, "serve", scenario, "--port", "0", "--port-file", port_file, "--log-level",
