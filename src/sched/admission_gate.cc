@@ -153,8 +153,12 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
   const int64_t key = ordering_.key(seq);
   const Overtakers later_first = overtakers(seq, now);
   const int32_t budget = model.max_batched_tokens;
+  // The model's shared (late-binding) queue is the same for every replica: walked once.
+  const SmallModelRuntime& runtime = state_.small_models[seq.spec.model.value()];
+  const auto replicas = static_cast<int64_t>(runtime.replicas.size());
+  const WorkAhead shared_queue = work_ahead(runtime.queue, seq, key);
   bool found = false;
-  for (uint32_t index : state_.small_models[seq.spec.model.value()].replicas) {
+  for (uint32_t index : runtime.replicas) {
     const Replica& replica = state_.replicas[index];
     const GpuRuntime& gpu = state_.gpus[replica.gpu.value()];
     if (gpu.failed) continue;
@@ -168,13 +172,8 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
     shape.decode_seqs = decodes;
     shape.decode_context_tokens = replica.kv.used_blocks() * node_.kv_block_tokens;
     const double iteration_s = to_seconds(cost.iteration_time(shape));
-    // Its own queue and resident prefill, and its share of the model's shared (late-binding)
-    // queue.
-    const RequestQueue& shared = state_.small_models[seq.spec.model.value()].queue;
-    const auto replicas =
-        static_cast<int64_t>(state_.small_models[seq.spec.model.value()].replicas.size());
+    // Its own queue and resident prefill, and its share of the model's shared queue.
     const WorkAhead own_queue = work_ahead(replica.queue, seq, key);
-    const WorkAhead shared_queue = work_ahead(shared, seq, key);
     const int64_t spread = std::max<int64_t>(1, replicas);
     const int64_t ahead =
         own_queue.tokens + replica.resident_prefill_tokens + shared_queue.tokens / spread;

@@ -126,6 +126,12 @@ class GangwayPolicy final : public GangPolicy {
     const Time first_token_urgency = large_first_token_urgency(
         state, exclusive ? std::optional<Time>(now + barrier) : std::nullopt);
     const Time gang_ready = now + barrier + (exclusive ? spec_.urgency_margin : Duration(0));
+    // The decode urgency walks every resident large sequence: computed once, when first needed.
+    std::optional<Time> decode_urgency;
+    auto decode_due = [&] {
+      if (!decode_urgency) decode_urgency = large_decode_urgency(state);
+      return *decode_urgency;
+    };
     if (deadlines_order_tiers(state, now) && gang_ready >= first_token_urgency &&
         first_token_urgency <= small_urgency) {
       return true;
@@ -134,7 +140,7 @@ class GangwayPolicy final : public GangPolicy {
     // whichever tier it is (earliest deadline first meets every deadline of a feasible set);
     // decode paces count.
     if (demand_split_ && split_.feasible()) {
-      const Time large_due = std::min(first_token_urgency, large_decode_urgency(state));
+      const Time large_due = std::min(first_token_urgency, decode_due());
       if (gang_ready >= large_due && large_due <= small_urgency) return true;
       if (gang_ready + state.large()->last_iteration >= small_urgency) return false;
     }
@@ -142,9 +148,9 @@ class GangwayPolicy final : public GangPolicy {
         !arbiter_.large_within_share(spec_.lease_min)) {
       return false;
     }
-    const Time large_urgency = std::min(first_token_urgency, large_decode_urgency(state));
+    const Time large_urgency = std::min(first_token_urgency, decode_due());
     if (gang_ready >= large_urgency) return true;
-    if (now + barrier_ahead(state, barrier) >= large_decode_urgency(state)) return true;
+    if (now + barrier_ahead(state, barrier) >= decode_due()) return true;
     // New large requests (not just resident ones decoding) that have gathered long enough, while
     // the large model is within its share of the node.
     if (state.large()->queue.empty()) return false;
@@ -247,8 +253,10 @@ class GangwayPolicy final : public GangPolicy {
     const Time since = large_waiting_since(state);
     Time wake = since + spec_.max_large_wait;
     if (large_may_take_more()) wake = std::min(wake, since + spec_.batching_delay);
-    wake = std::min(wake, earliest_large_urgency(state));
-    if (const Time decode_due = large_decode_urgency(state); decode_due != Time::max()) {
+    // earliest_large_urgency() with the decode urgency computed once.
+    const Time decode_due = large_decode_urgency(state);
+    wake = std::min({wake, large_first_token_urgency(state), decode_due});
+    if (decode_due != Time::max()) {
       wake = std::min(wake, decode_due - barrier_ahead(state, Duration(0)));
     }
     return wake > now ? wake : Time::max();
