@@ -6,17 +6,9 @@ set -euo pipefail
 gangway=$1
 here=$(cd "$(dirname "$0")" && pwd)
 scenario=$here/../../examples/serve.yaml
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then kill -KILL "$server_pid"; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-"$gangway" serve "$scenario" --port 0 --port-file "$work/port" --log-level warn 2>"$work/log" &
-server_pid=$!
-for _ in $(seq 1 100); do [[ -s "$work/port" ]] && break; sleep 0.05; done
-port=$(cat "$work/port")
+# shellcheck source=SCRIPTDIR/../serve_on_free_port.sh
+source "$here/../serve_on_free_port.sh"
+start_serve "$gangway" "$scenario" --log-level warn
 "$gangway" load --url "http://127.0.0.1:$port" "$scenario" --duration 2 --rate-scale 0.1 --json \
   >"$work/load.json"
 "$gangway" simulate "$scenario" --duration 2 --rate-scale 0.1 --json >"$work/sim.json"
@@ -36,6 +28,4 @@ assert total["completed"] == total["arrived"], total
 assert run["load"]["server_added_ttft_ms"]["count"] == total["completed"]
 print(f"load --json ok: {total['arrived']} requests, the simulator's STATS keys")
 PY
-kill -TERM "$server_pid"
-wait "$server_pid"
-server_pid=""
+stop_serve

@@ -5,17 +5,9 @@
 # Usage: invalid_byte_smoke_test.sh GANGWAY_BINARY
 set -euo pipefail
 gangway=$1
-work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [[ -n "$server_pid" ]] && kill -0 "$server_pid" 2>/dev/null; then kill -KILL "$server_pid"; fi
-  rm -rf "$work"
-}
-trap cleanup EXIT
-"$gangway" serve --port 0 --port-file "$work/port" --log-level warn 2>"$work/log" &
-server_pid=$!
-for _ in $(seq 1 200); do [[ -s "$work/port" ]] && break; sleep 0.05; done
-port=$(cat "$work/port")
+# shellcheck source=SCRIPTDIR/../serve_on_free_port.sh
+source "$(dirname "$0")/../serve_on_free_port.sh"
+start_serve "$gangway" --log-level warn
 
 # Sends raw bytes on a fresh connection and prints the status line of the answer.
 exchange() {
@@ -36,11 +28,9 @@ expect() {
   local got
   got=$(exchange "$2")
   if [[ "$got" != "HTTP/1.1 $1"* ]]; then
-    echo "expected $1, got '$got' for: $2" >&2
-    cat "$work/log" >&2
-    exit 1
+    fail_with_server_log "expected $1, got '$got' for: $2"
   fi
-  kill -0 "$server_pid" || { echo "the server stopped after: $2" >&2; cat "$work/log" >&2; exit 1; }
+  kill -0 "$server_pid" || fail_with_server_log "the server stopped after: $2"
 }
 
 expect 404 'GET /\xff HTTP/1.1\r\nHost: x\r\n\r\n'
@@ -52,6 +42,4 @@ expect 415 "$(post 'Content-Type: application/\xff\r\n')"
 expect 200 'GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'
 expect 200 "$(post 'Content-Type: application/json\r\n')"
 echo "invalid bytes answered; the server still serves"
-kill -TERM "$server_pid"
-wait "$server_pid"
-server_pid=""
+stop_serve
