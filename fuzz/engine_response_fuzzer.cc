@@ -14,8 +14,8 @@
 #include <string>
 #include <string_view>
 
-#include "canned_answer_server.h"
 #include "server/engine_stream.h"
+#include "server/loopback_answer_server_for_tests.h"
 
 namespace {
 
@@ -35,7 +35,7 @@ bool valid_utf8(const std::string& text) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static gangway::fuzz::CannedAnswerServer engine;
+  static gangway::LoopbackAnswerServer engine;
   engine.serve(std::string_view(reinterpret_cast<const char*>(data), size));
 
   gangway::UpstreamRequest request;

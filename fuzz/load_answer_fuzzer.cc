@@ -12,10 +12,10 @@
 #include <string>
 #include <string_view>
 
-#include "canned_answer_server.h"
 #include "client/load_generator.h"
 #include "config/scenario.h"
 #include "core/input_error.h"
+#include "server/loopback_answer_server_for_tests.h"
 
 namespace {
 
@@ -72,7 +72,7 @@ void parse_url(std::string_view line) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const gangway::Scenario scenario = gangway::parse_scenario(kScenario, "fuzz.yaml");
-  static gangway::fuzz::CannedAnswerServer server;
+  static gangway::LoopbackAnswerServer server;
   const std::string_view input(reinterpret_cast<const char*>(data), size);
   const size_t line_end = input.find('\n');
   parse_url(input.substr(0, line_end));

@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "server/loopback_answer_server_for_tests.h"
 #include "server/server_harness_for_tests.h"
 
 namespace gangway {
@@ -222,17 +223,10 @@ class ClosesIdleConnectionsServer {
 
  private:
   static std::string answer(bool keep_alive) {
-    std::string body;
-    for (const char* data :
-         {R"({"choices":[{"index":0,"text":" a","finish_reason":null}]})",
-          R"({"choices":[{"index":0,"text":" b","finish_reason":"length"}]})", "[DONE]"}) {
-      const std::string event = "data: " + std::string(data) + "\n\n";
-      body += fmt::format("{:x}\r\n{}\r\n", event.size(), event);
-    }
-    return fmt::format(
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
-        "chunked\r\n{}\r\n{}0\r\n\r\n",
-        keep_alive ? "" : "Connection: close\r\n", body);
+    return streamed_answer(
+        {R"({"choices":[{"index":0,"text":" a","finish_reason":null}]})",
+         R"({"choices":[{"index":0,"text":" b","finish_reason":"length"}]})", "[DONE]"},
+        keep_alive ? "" : "Connection: close\r\n");
   }
 
   // Reads one request and answers it; false if the client went away.
@@ -304,21 +298,12 @@ TEST(LoadGeneratorTest, RetryAfterAStalePooledConnectionGoesOutOnAFreshOne) {
 // and commas, CRLF line endings, the last token in the same chunk as the finish reason, no usage
 // chunk (Connection: close).
 std::string spaced_json_answer() {
-  std::string body;
-  const auto chunk = [&](const std::string& data) {
-    const std::string event = "data: " + data + "\r\n\r\n";
-    body += fmt::format("{:x}\r\n{}\r\n", event.size(), event);
-  };
-  chunk(
-      R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " a", "logprobs": null, "finish_reason": null}]})");
-  chunk(
-      R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " b", "logprobs": null, "finish_reason": null}]})");
-  chunk(
-      R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " c", "logprobs": null, "finish_reason": "length"}]})");
-  chunk("[DONE]");
-  return "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
-         "chunked\r\nConnection: close\r\n\r\n" +
-         body + "0\r\n\r\n";
+  return streamed_answer(
+      {R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " a", "logprobs": null, "finish_reason": null}]})",
+       R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " b", "logprobs": null, "finish_reason": null}]})",
+       R"({"id": "c", "object": "text_completion", "choices": [{"index": 0, "text": " c", "logprobs": null, "finish_reason": "length"}]})",
+       "[DONE]"},
+      "Connection: close\r\n", "\r\n");
 }
 
 TEST(LoadGeneratorTest, ReadsAServerThatSpellsItsJsonWithSpaces) {
@@ -370,15 +355,9 @@ class CutOffServer {
     // The whole request (head and the small JSON body) arrives in one piece on loopback.
     char buffer[65536];
     (void)recv(client, buffer, sizeof buffer, 0);
-    const std::string event =
-        R"(data: {"choices":[{"index":0,"text":" the","finish_reason":null}]})"
-        "\n\n";
-    char size[16];
-    std::snprintf(size, sizeof size, "%zx", event.size());
     const std::string answer =
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: "
-        "chunked\r\n\r\n" +
-        std::string(size) + "\r\n" + event + "\r\n";
+        streamed_answer_head() +
+        streamed_event_chunk(R"({"choices":[{"index":0,"text":" the","finish_reason":null}]})");
     // Answered once the client waits in its read poller (not in the read it tries right after
     // sending), and corked: the answer leaves only with the close, one segment that carries the
     // last bytes and the FIN together, so the poller reports both in one wake-up.

@@ -6,64 +6,18 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
-#include <cstdio>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
+
+#include "server/loopback_answer_server_for_tests.h"
 
 namespace gangway {
 namespace {
 
-// Answers one request with `answer`, then closes.
-class OneAnswerEngine {
- public:
-  explicit OneAnswerEngine(std::string answer)
-      : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}),
-        answer_(std::move(answer)) {
-    thread_ = std::thread([this] {
-      namespace http = boost::beast::http;
-      boost::asio::ip::tcp::socket socket(io_);
-      boost::system::error_code error;
-      acceptor_.accept(socket, error);
-      if (error) return;
-      boost::beast::flat_buffer buffer;
-      http::request<http::string_body> request;
-      http::read(socket, buffer, request, error);
-      boost::asio::write(socket, boost::asio::buffer(answer_), error);
-      socket.shutdown(boost::asio::ip::tcp::socket::shutdown_send, error);
-      char sink[256];
-      while (!error) socket.read_some(boost::asio::buffer(sink), error);
-    });
-  }
-  ~OneAnswerEngine() { thread_.join(); }
-  uint16_t port() const { return acceptor_.local_endpoint().port(); }
-
- private:
-  boost::asio::io_context io_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  std::string answer_;
-  std::thread thread_;
-};
-
-std::string streamed_answer(const std::vector<std::string>& events) {
-  std::string answer =
-      "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n";
-  for (const std::string& data : events) {
-    const std::string event = "data: " + data + "\n\n";
-    char size[16];
-    std::snprintf(size, sizeof size, "%zx", event.size());
-    answer += std::string(size) + "\r\n" + event + "\r\n";
-  }
-  return answer + "0\r\n\r\n";
-}
-
 EngineStreamEnd read_answer(const std::string& answer, std::vector<int32_t>* token_counts) {
-  OneAnswerEngine engine(answer);
+  LoopbackAnswerServer engine;
+  engine.serve(answer);
   UpstreamRequest request;
   request.host = "127.0.0.1";
   request.port = engine.port();
