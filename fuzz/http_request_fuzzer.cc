@@ -13,11 +13,13 @@
 #include <string_view>
 
 #include "config/scenario.h"
+#include "generation_request_checks.h"
 #include "server/request_router.h"
 
 namespace {
 
 namespace http = boost::beast::http;
+using gangway::fuzz::check;
 
 constexpr const char* kScenario = R"(
 name: fuzz
@@ -42,10 +44,6 @@ struct Setup {
   }
 };
 
-void check(bool holds) {
-  if (!holds) std::abort();
-}
-
 void check_routed(const gangway::RoutedRequest& routed, const gangway::NodeSpec& node) {
   using Kind = gangway::RoutedRequest::Kind;
   if (routed.kind == Kind::kAnswer) {
@@ -55,14 +53,7 @@ void check_routed(const gangway::RoutedRequest& routed, const gangway::NodeSpec&
     return;
   }
   if (routed.kind != Kind::kGenerate) return;
-  const gangway::GenerationRequest& request = routed.generation;
-  const gangway::ModelSpec& model = node.model(request.model);
-  check(request.prompt_tokens >= 1 && request.prompt_tokens < model.max_context_tokens);
-  check(request.max_tokens >= 1 &&
-        request.max_tokens <= model.max_context_tokens - request.prompt_tokens);
-  check(!request.min_tokens ||
-        (*request.min_tokens >= 1 && *request.min_tokens <= request.max_tokens));
-  check(!request.ttft_deadline || request.ttft_deadline->count() >= 0);
+  gangway::fuzz::check_schedulable(routed.generation, node);
 }
 
 }  // namespace

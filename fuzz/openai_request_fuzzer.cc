@@ -12,6 +12,7 @@
 #include <variant>
 
 #include "config/scenario.h"
+#include "generation_request_checks.h"
 #include "http/json_depth.h"
 #include "server/api_error.h"
 #include "server/openai_request.h"
@@ -43,9 +44,7 @@ struct Setup {
   }
 };
 
-void check(bool holds) {
-  if (!holds) std::abort();
-}
+using gangway::fuzz::check;
 
 }  // namespace
 
@@ -73,13 +72,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check(error->status >= 400 && error->status < 600);
     return 0;
   }
-  const auto& request = std::get<gangway::GenerationRequest>(parsed);
-  const gangway::ModelSpec& model = setup.scenario.node.model(request.model);
-  check(request.prompt_tokens >= 1 && request.prompt_tokens < model.max_context_tokens);
-  check(request.max_tokens >= 1 &&
-        request.max_tokens <= model.max_context_tokens - request.prompt_tokens);
-  check(!request.min_tokens ||
-        (*request.min_tokens >= 1 && *request.min_tokens <= request.max_tokens));
-  check(!request.ttft_deadline || request.ttft_deadline->count() >= 0);
+  gangway::fuzz::check_schedulable(std::get<gangway::GenerationRequest>(parsed),
+                                   setup.scenario.node);
   return 0;
 }
