@@ -1,6 +1,7 @@
-// What the simulation tests share: running a scenario as `gangway simulate` would (its node,
-// scheduler options, policy, windows and faults), setting each tier's offered rate, drawing
-// random faults, and the check that every request ended exactly once.
+// What the simulation tests share: examples/peak-mixed.yaml and its scaled variants, running a
+// scenario as `gangway simulate` would (its node, scheduler options, policy, windows and faults),
+// setting each tier's offered rate, drawing random faults, and the checks that every request ended
+// exactly once and none was stranded.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -88,6 +89,23 @@ inline SimulationResult simulate_scenario(const Scenario& scenario) {
   return simulate_scenario(scenario, *source);
 }
 
+// examples/peak-mixed.yaml, the scenario most simulation tests start from.
+inline Scenario peak_mixed_scenario() {
+  return load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+}
+
+// peak-mixed.yaml's traffic times `rate_scale`, measured for `duration` after `warmup`, with
+// `drain_limit` for what is in flight at the end.
+inline Scenario scaled_peak_mixed(double rate_scale, Duration warmup, Duration duration,
+                                  Duration drain_limit) {
+  Scenario scenario = peak_mixed_scenario();
+  scenario.warmup = warmup;
+  scenario.duration = duration;
+  scenario.drain_limit = drain_limit;
+  for (StreamSpec& stream : scenario.streams) stream.arrival.rate_scale *= rate_scale;
+  return scenario;
+}
+
 // examples/peak-mixed.yaml's capacity per tier, each tier alone (docs/capacity.md).
 inline constexpr double kPeakSmallCapacityPerS = 1527;
 inline constexpr double kPeakLargeCapacityPerS = 103;
@@ -111,7 +129,7 @@ inline void set_tier_rates(Scenario& scenario, double small_per_s, double large_
 // trickle of small requests, measured from the start: the overloaded gang the stall regressions
 // need.
 inline Scenario large_model_overload(uint64_t seed, Duration duration, double large_load) {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  Scenario scenario = peak_mixed_scenario();
   scenario.seed = seed;
   scenario.warmup = Duration(0);
   scenario.duration = duration;
@@ -137,12 +155,23 @@ inline FaultSpec random_fault(Rng& rng, Duration window, int gpus = 8) {
 }
 
 // Nothing left in flight, and every request that arrived ended with exactly one outcome.
-inline void expect_every_request_ended_once(const SimulationResult& result) {
-  EXPECT_EQ(result.metrics.in_flight(), 0);
-  EXPECT_EQ(result.metrics.arrivals(), result.metrics.finished());
-  const RequestStats& total = result.metrics.total();
+inline void expect_every_request_ended_once(const RunMetrics& metrics) {
+  EXPECT_EQ(metrics.in_flight(), 0);
+  EXPECT_EQ(metrics.arrivals(), metrics.finished());
+  const RequestStats& total = metrics.total();
   EXPECT_EQ(total.arrived(),
             total.completed() + total.rejected() + total.failed() + total.cancelled());
+}
+
+inline void expect_every_request_ended_once(const SimulationResult& result) {
+  expect_every_request_ended_once(result.metrics);
+}
+
+// What the stall regressions check: no request was left live until the drain limit cancelled
+// it, and every request ended once.
+inline void expect_no_request_stranded(const SimulationResult& result) {
+  EXPECT_EQ(result.metrics.total().cancelled(), 0u);
+  expect_every_request_ended_once(result);
 }
 
 }  // namespace gangway

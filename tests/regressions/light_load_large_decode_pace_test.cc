@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <stdexcept>
+#include <optional>
 #include <string>
 
 #include "config/scenario.h"
@@ -22,20 +22,14 @@ namespace gangway {
 namespace {
 
 TEST(Regression, LargeDecodeKeepsItsPaceOnALightlyLoadedNode) {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  Scenario scenario = peak_mixed_scenario();
   scenario.seed = 44;
   scenario.warmup = std::chrono::seconds(5);
   scenario.duration = std::chrono::seconds(60);
   for (StreamSpec& stream : scenario.streams) stream.arrival.rate_scale *= 0.05;
-  SloClassId interactive;
-  bool found = false;
-  for (const SloClass& slo : scenario.node.slo_classes) {
-    if (slo.name == "interactive") {
-      interactive = slo.id;
-      found = true;
-    }
-  }
-  ASSERT_TRUE(found);
+  const std::optional<SloClassId> found = scenario.node.find_slo_class("interactive");
+  ASSERT_TRUE(found.has_value());
+  const SloClassId interactive = *found;
 
   const SimulationResult result = simulate_scenario(scenario);
   const RequestStats& large = result.metrics.model_class(ModelId(1), interactive);

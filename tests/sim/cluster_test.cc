@@ -21,11 +21,8 @@ namespace {
 // The peak scenario's traffic times `rate_scale` for the whole cluster (rate scale 1 is 85 % of
 // one node's capacity).
 Scenario peak_cluster(int nodes, ClusterRouterKind router, double rate_scale, double duration_s) {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
-  scenario.warmup = std::chrono::seconds(1);
-  scenario.duration = seconds_to_duration(duration_s);
-  scenario.drain_limit = std::chrono::seconds(60);
-  for (StreamSpec& stream : scenario.streams) stream.arrival.rate_scale *= rate_scale;
+  Scenario scenario = scaled_peak_mixed(rate_scale, std::chrono::seconds(1),
+                                        seconds_to_duration(duration_s), std::chrono::seconds(60));
   ClusterSpec cluster;
   cluster.nodes = nodes;
   cluster.router = router;
@@ -51,11 +48,7 @@ nlohmann::json summary(const ClusterResult& result) {
 
 void expect_every_request_ended_once(const ClusterResult& result) {
   const RunMetrics& metrics = result.total.metrics;
-  EXPECT_EQ(metrics.in_flight(), 0);
-  EXPECT_EQ(metrics.arrivals(), metrics.finished());
-  const RequestStats& total = metrics.total();
-  EXPECT_EQ(total.arrived(),
-            total.completed() + total.rejected() + total.failed() + total.cancelled());
+  expect_every_request_ended_once(metrics);
   // Each request was submitted to one node, or to two when it was retried elsewhere; each
   // submission ended once at its node.
   uint64_t submitted = 0;

@@ -19,7 +19,7 @@ namespace gangway {
 namespace {
 
 Scenario light_peak_scenario() {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  Scenario scenario = peak_mixed_scenario();
   scenario.warmup = std::chrono::seconds(1);
   scenario.duration = std::chrono::seconds(4);
   scenario.drain_limit = std::chrono::seconds(30);

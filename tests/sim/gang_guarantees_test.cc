@@ -33,7 +33,7 @@ namespace gangway {
 namespace {
 
 Scenario base_scenario() {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  Scenario scenario = peak_mixed_scenario();
   scenario.warmup = std::chrono::seconds(2);
   scenario.duration = std::chrono::seconds(12);
   scenario.drain_limit = std::chrono::seconds(120);
@@ -87,7 +87,7 @@ constexpr int kSeeds = 6;
 // The peak scenario as the sweep runs it at 85 % load, half of it large (capacities from
 // docs/capacity.md), with admission control on, over a window of `duration`.
 Scenario peak_at_85_percent_half_large(Duration warmup, Duration duration) {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  Scenario scenario = peak_mixed_scenario();
   scenario.warmup = warmup;
   scenario.duration = duration;
   scenario.drain_limit = std::chrono::seconds(120);
@@ -224,7 +224,7 @@ TEST(GangGuarantees, LeaseModeGivesTheLargeModelWhatTheSmallModelsDoNotNeed) {
 // node's time, and the large model meets its SLO for a fifth of its arrivals or more. With the
 // weights alone it gets about a seventh of the node and meets its SLO for 1-2 % of them.
 TEST(GangGuarantees, DemandSplitKeepsTheLargeModelsFloorAtThreeTimesOverload) {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
+  Scenario scenario = peak_mixed_scenario();
   scenario.warmup = std::chrono::seconds(1);
   scenario.duration = std::chrono::seconds(6);
   scenario.drain_limit = std::chrono::seconds(60);

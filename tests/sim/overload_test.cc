@@ -23,12 +23,8 @@ namespace gangway {
 namespace {
 
 Scenario peak(double rate_scale, double duration_s) {
-  Scenario scenario = load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
-  scenario.warmup = std::chrono::seconds(2);
-  scenario.duration = seconds_to_duration(duration_s);
-  scenario.drain_limit = std::chrono::seconds(120);
-  for (StreamSpec& stream : scenario.streams) stream.arrival.rate_scale *= rate_scale;
-  return scenario;
+  return scaled_peak_mixed(rate_scale, std::chrono::seconds(2), seconds_to_duration(duration_s),
+                           std::chrono::seconds(120));
 }
 
 SimulationResult simulate(const Scenario& scenario) {
@@ -36,10 +32,7 @@ SimulationResult simulate(const Scenario& scenario) {
 }
 
 SloClassId class_named(const Scenario& scenario, const std::string& name) {
-  for (const SloClass& slo : scenario.node.slo_classes) {
-    if (slo.name == name) return slo.id;
-  }
-  throw std::logic_error("no class " + name);
+  return scenario.node.find_slo_class(name).value();
 }
 
 TEST(Overload, AdmissionHoldsInteractiveGoodputAtThreeTimesTheLoad) {

@@ -196,8 +196,7 @@ struct BaseNode {
 };
 
 std::vector<BaseNode> base_scenarios() {
-  return {{load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml"),
-           kPeakSmallCapacityPerS, kPeakLargeCapacityPerS},
+  return {{peak_mixed_scenario(), kPeakSmallCapacityPerS, kPeakLargeCapacityPerS},
           {parse_scenario(kTwoSmallModelsScenario, "two-small-models.yaml"), kPeakSmallCapacityPerS,
            kPeakLargeCapacityPerS},
           {parse_scenario(kFourGpuScenario, "four-gpus.yaml"), 400, 20}};
