@@ -7,6 +7,9 @@
 #include <map>
 #include <set>
 
+#include "core/time_for_tests.h"
+#include "sched/request_level/request_level_harness_for_tests.h"
+
 namespace gangway {
 namespace {
 
@@ -23,29 +26,14 @@ struct TestRandom {
   uint64_t state;
 };
 
-Time at_ms(int64_t ms) {
-  return Time::zero() + milliseconds(ms);
-}
-
 // The default node: llama-3-8b (model 0) on 8 GPUs, llama-3-70b (model 1) at TP=8.
 // Engines 0-7 are the small replicas, engine 8 the large model's.
 struct Harness {
   explicit Harness(bool lease, bool pausable = true, int32_t max_num_seqs = 4) {
     node = default_node_spec();
-    std::vector<EngineDescriptor> engines;
-    for (uint16_t g = 0; g < 8; ++g) {
-      engines.push_back({ModelId(0), false, {GpuId(g)}, 100000, max_num_seqs, pausable});
-    }
-    std::vector<GpuId> all;
-    for (uint16_t g = 0; g < 8; ++g) all.push_back(GpuId(g));
-    engines.push_back({ModelId(1), true, all, 100000, max_num_seqs, pausable});
-    RequestLevelOptions options;
-    options.lease = lease;
-    options.queue_order = QueueOrder::kArrival;
-    options.tiers.large_hold = milliseconds(100);
-    options.tiers.small_hold = milliseconds(300);
-    options.tiers.max_large_wait = milliseconds(1000);
-    core = std::make_unique<RequestLevelCore>(node, std::move(engines), options);
+    core = std::make_unique<RequestLevelCore>(
+        node, small_replicas_and_large_engine(8, 100000, max_num_seqs, pausable),
+        arrival_order_tier_options(lease));
     core->start(Time::zero());
     take();
   }
@@ -71,14 +59,7 @@ struct Harness {
   }
   // Answers every control call of `effects` at `now`.
   RequestLevelEffects answer(const RequestLevelEffects& effects, Time now) {
-    RequestLevelEffects all;
-    for (const EngineControl& control : effects.controls) {
-      if (control.kind == EngineControl::Kind::kPause) {
-        core->on_engine_paused(control.engine, now);
-      } else {
-        core->on_engine_resumed(control.engine, now);
-      }
-    }
+    answer_controls(*core, effects.controls, now);
     return take();
   }
 
@@ -350,13 +331,8 @@ TEST(RequestLevelCoreTest, RandomEventsEndEveryRequestExactlyOnce) {
                              1 + rng.uniform_int(0, static_cast<int64_t>(next_id)))),
                          now);
         } else if (what == 6 && !pending.empty()) {
-          const EngineControl control = pending.front();
+          answer_controls(*h.core, {pending.front()}, now);
           pending.erase(pending.begin());
-          if (control.kind == EngineControl::Kind::kPause) {
-            h.core->on_engine_paused(control.engine, now);
-          } else {
-            h.core->on_engine_resumed(control.engine, now);
-          }
         } else if (what == 7) {
           const auto engine = static_cast<EngineIndex>(rng.uniform_int(0, 8));
           if (h.core->engines()[engine].healthy) {

@@ -4,32 +4,22 @@
 
 #include <gtest/gtest.h>
 
+#include "core/time_for_tests.h"
+#include "sched/request_level/request_level_harness_for_tests.h"
+
 namespace gangway {
 namespace {
 
 using std::chrono::milliseconds;
-
-Time at_ms(int64_t ms) {
-  return Time::zero() + milliseconds(ms);
-}
 
 // Two small replicas (engines 0, 1) of llama-3-8b holding two requests each, and the large
 // model's engine (2); lease mode with the small tier holding 300 ms and the large 100 ms.
 struct ReportHarness {
   ReportHarness() {
     node = default_node_spec();
-    std::vector<EngineDescriptor> engines;
-    for (uint16_t g = 0; g < 2; ++g)
-      engines.push_back({ModelId(0), false, {GpuId(g)}, 1000, 2, true});
-    std::vector<GpuId> all;
-    for (uint16_t g = 0; g < 8; ++g) all.push_back(GpuId(g));
-    engines.push_back({ModelId(1), true, all, 1000, 2, true});
-    RequestLevelOptions options;
-    options.queue_order = QueueOrder::kArrival;
-    options.tiers.large_hold = milliseconds(100);
-    options.tiers.small_hold = milliseconds(300);
-    options.tiers.max_large_wait = milliseconds(1000);
-    core = std::make_unique<RequestLevelCore>(node, std::move(engines), options);
+    core =
+        std::make_unique<RequestLevelCore>(node, small_replicas_and_large_engine(2, 1000, 2, true),
+                                           arrival_order_tier_options(/*lease=*/true));
     core->start(Time::zero());
     answer(Time::zero());
   }
@@ -49,13 +39,7 @@ struct ReportHarness {
     while (!core->effects().controls.empty()) {
       const std::vector<EngineControl> controls = core->effects().controls;
       core->effects().clear();
-      for (const EngineControl& control : controls) {
-        if (control.kind == EngineControl::Kind::kPause) {
-          core->on_engine_paused(control.engine, now);
-        } else {
-          core->on_engine_resumed(control.engine, now);
-        }
-      }
+      answer_controls(*core, controls, now);
     }
     core->effects().clear();
   }

@@ -4,14 +4,12 @@
 
 #include <gtest/gtest.h>
 
+#include "core/time_for_tests.h"
+
 namespace gangway {
 namespace {
 
 using std::chrono::milliseconds;
-
-Time at_ms(int64_t ms) {
-  return Time::zero() + milliseconds(ms);
-}
 
 TierLeaseOptions options() {
   TierLeaseOptions o;
