@@ -63,15 +63,7 @@ struct Node {
     scheduler->effects().clear();
   }
 
-  void complete_all() {
-    now += std::chrono::milliseconds(10);
-    for (int g = 0; g < 8; ++g) {
-      if (scheduler->state().gpus[g].small_busy) {
-        scheduler->on_iteration_done(EngineRef::small(GpuId(g)), {}, now);
-      }
-    }
-    scheduler->effects().clear();
-  }
+  void complete_all() { complete_busy_iterations(*scheduler, now); }
 };
 
 // An iteration finishes on one GPU: its batch is completed and the next one built (decodes of
@@ -109,19 +101,7 @@ BENCHMARK(BM_IterationDoneFloorWith10kQueued)
 void BM_ArrivalWith10kQueued(benchmark::State& state) {
   Node node(state.range(0) == 0 ? "gangway" : "fcfs");
   node.load(kQueued);
-  std::vector<double> samples;
-  samples.reserve(1 << 20);
-  for (auto _ : state) {
-    const RequestSpec request = node.small_request(128);
-    const auto start = std::chrono::steady_clock::now();
-    node.scheduler->submit(request, node.now);
-    const auto end = std::chrono::steady_clock::now();
-    samples.push_back(std::chrono::duration<double, std::nano>(end - start).count());
-    node.scheduler->effects().clear();
-    node.scheduler->cancel(request.id, node.now);  // keep the queue at 10k
-    node.scheduler->effects().clear();
-  }
-  report_latency(state, samples);
+  run_arrivals(state, node, [&] { return node.small_request(128); });
 }
 BENCHMARK(BM_ArrivalWith10kQueued)
     ->Arg(0)
@@ -135,23 +115,11 @@ BENCHMARK(BM_ArrivalWith10kQueued)
 void BM_RejectionAtOverload(benchmark::State& state) {
   Node node("gangway", /*admission=*/true);
   node.load(kQueued);
-  std::vector<double> samples;
-  samples.reserve(1 << 20);
-  int64_t rejected = 0;
-  for (auto _ : state) {
+  state.counters["rejected_fraction"] = run_arrivals(state, node, [&] {
     RequestSpec request = node.small_request(512);
     request.slo_class = SloClassId(0);  // interactive: 200 ms
-    const auto start = std::chrono::steady_clock::now();
-    const SubmitResult result = node.scheduler->submit(request, node.now);
-    const auto end = std::chrono::steady_clock::now();
-    samples.push_back(std::chrono::duration<double, std::nano>(end - start).count());
-    rejected += result.accepted ? 0 : 1;
-    if (result.accepted) node.scheduler->cancel(request.id, node.now);
-    node.scheduler->effects().clear();
-  }
-  state.counters["rejected_fraction"] =
-      static_cast<double>(rejected) / static_cast<double>(samples.size());
-  report_latency(state, samples);
+    return request;
+  });
 }
 BENCHMARK(BM_RejectionAtOverload)->Iterations(50000)->Unit(benchmark::kMicrosecond);
 

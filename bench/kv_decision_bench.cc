@@ -90,15 +90,7 @@ struct Node {
     return r;
   }
 
-  void complete_all() {
-    now += std::chrono::milliseconds(10);
-    for (int g = 0; g < kGpus; ++g) {
-      if (scheduler->state().gpus[g].small_busy) {
-        scheduler->on_iteration_done(EngineRef::small(GpuId(g)), {}, now);
-      }
-    }
-    scheduler->effects().clear();
-  }
+  void complete_all() { complete_busy_iterations(*scheduler, now); }
 
   // Runs 80k one-token prompts through the node so that each GPU's index holds ~10k of them
   // (late binding spreads the fresh prompts), then fills every GPU with running batches and
@@ -140,20 +132,9 @@ void BM_ArrivalWithFullPrefixIndexes(benchmark::State& state) {
   Node node(routing_of(state.range(0)));
   node.load();
   state.counters["indexed_blocks_per_gpu"] = static_cast<double>(node.cached_blocks()) / kGpus;
-  std::vector<double> samples;
-  samples.reserve(1 << 20);
   uint64_t i = 0;
-  for (auto _ : state) {
-    const RequestSpec request = node.request((i++ * 104729) % node.next_tail, kTailBlocks);
-    const auto start = std::chrono::steady_clock::now();
-    node.scheduler->submit(request, node.now);
-    const auto end = std::chrono::steady_clock::now();
-    samples.push_back(std::chrono::duration<double, std::nano>(end - start).count());
-    node.scheduler->effects().clear();
-    node.scheduler->cancel(request.id, node.now);  // keep the queue at 10k
-    node.scheduler->effects().clear();
-  }
-  report_latency(state, samples);
+  run_arrivals(state, node,
+               [&] { return node.request((i++ * 104729) % node.next_tail, kTailBlocks); });
 }
 BENCHMARK(BM_ArrivalWithFullPrefixIndexes)
     ->Arg(0)
