@@ -16,6 +16,7 @@
 #include <atomic>
 #include <boost/asio/write.hpp>
 #include <chrono>
+#include <functional>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -96,45 +97,71 @@ TEST(LoadGeneratorTest, PooledConnectionClosedByTheServerWhileIdleIsRetriedNotFa
   EXPECT_EQ(result.http_status.at(200), 3);
 }
 
-// A server that answers every request with the same bytes, then closes the connection.
-class FixedAnswerServer {
+// A loopback server that hands each connection it accepts to a handler, on a thread of its own.
+// A server built on it starts it at the end of its constructor and stops it first in its
+// destructor, so that the handler never sees a member that does not exist yet or any more.
+class AcceptingServer {
  public:
-  explicit FixedAnswerServer(std::string answer)
-      : answer_(std::move(answer)),
-        acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
-    thread_ = std::thread([this] { serve(); });
+  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+
+ protected:
+  using Socket = boost::asio::ip::tcp::socket;
+  AcceptingServer() : acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {}
+  ~AcceptingServer() { stop(); }
+
+  void start(std::function<void(Socket&)> handle) {
+    thread_ = std::thread([this, handle = std::move(handle)] {
+      while (!stopping_) {
+        Socket socket(io_);
+        boost::system::error_code error;
+        acceptor_.accept(socket, error);
+        if (error || stopping_) continue;
+        handle(socket);
+      }
+    });
   }
-  ~FixedAnswerServer() {
+  void stop() {
+    if (!thread_.joinable()) return;
     stopping_ = true;
     boost::system::error_code ignored;
-    boost::asio::ip::tcp::socket poke(io_);  // wakes the blocking accept
+    Socket poke(io_);  // wakes the blocking accept
     poke.connect(acceptor_.local_endpoint(), ignored);
     thread_.join();
   }
-  uint16_t port() const { return acceptor_.local_endpoint().port(); }
 
- private:
-  void serve() {
+  // Reads one request and answers it with `answer`; false if the client went away.
+  static bool answer_one(Socket& socket, const std::string& answer) {
     namespace http = boost::beast::http;
-    while (!stopping_) {
-      boost::asio::ip::tcp::socket socket(io_);
-      boost::system::error_code error;
-      acceptor_.accept(socket, error);
-      if (error || stopping_) continue;
-      boost::beast::flat_buffer buffer;
-      http::request<http::string_body> request;
-      http::read(socket, buffer, request, error);
-      if (error) continue;
-      boost::asio::write(socket, boost::asio::buffer(answer_), error);
-      socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, error);
-    }
+    boost::system::error_code error;
+    boost::beast::flat_buffer buffer;
+    http::request<http::string_body> request;
+    http::read(socket, buffer, request, error);
+    if (error) return false;
+    boost::asio::write(socket, boost::asio::buffer(answer), error);
+    return !error;
   }
 
-  const std::string answer_;
+ private:
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   std::thread thread_;
   std::atomic<bool> stopping_{false};
+};
+
+// A server that answers every request with the same bytes, then closes the connection.
+class FixedAnswerServer : public AcceptingServer {
+ public:
+  explicit FixedAnswerServer(std::string answer) : answer_(std::move(answer)) {
+    start([this](Socket& socket) {
+      if (!answer_one(socket, answer_)) return;
+      boost::system::error_code error;
+      socket.shutdown(Socket::shutdown_both, error);
+    });
+  }
+  ~FixedAnswerServer() { stop(); }
+
+ private:
+  const std::string answer_;
 };
 
 TEST(LoadGeneratorTest, ErrorBodiesWithoutAnOpenAiErrorObjectAreReadByTheirStatus) {
@@ -203,20 +230,12 @@ TEST(LoadGeneratorTest, ReadsAStreamSentWithoutChunkedCoding) {
 // does when its keep-alive timeout passes or it restarts: it answers the first `pooled`
 // connections one request each (keep-alive), then closes all of them, and answers every later
 // connection once (Connection: close). It counts the connections it accepted.
-class ClosesIdleConnectionsServer {
+class ClosesIdleConnectionsServer : public AcceptingServer {
  public:
-  explicit ClosesIdleConnectionsServer(int pooled)
-      : pooled_(pooled), acceptor_(io_, {boost::asio::ip::make_address("127.0.0.1"), 0}) {
-    thread_ = std::thread([this] { serve(); });
+  explicit ClosesIdleConnectionsServer(int pooled) : pooled_(pooled) {
+    start([this](Socket& socket) { serve(socket); });
   }
-  ~ClosesIdleConnectionsServer() {
-    stopping_ = true;
-    boost::system::error_code ignored;
-    boost::asio::ip::tcp::socket poke(io_);  // wakes the blocking accept
-    poke.connect(acceptor_.local_endpoint(), ignored);
-    thread_.join();
-  }
-  uint16_t port() const { return acceptor_.local_endpoint().port(); }
+  ~ClosesIdleConnectionsServer() { stop(); }
   int accepted() const { return accepted_; }
   // Whether the pooled connections have been closed (the later requests can go out).
   bool closed_pooled() const { return closed_pooled_; }
@@ -229,45 +248,24 @@ class ClosesIdleConnectionsServer {
         keep_alive ? "" : "Connection: close\r\n");
   }
 
-  // Reads one request and answers it; false if the client went away.
-  static bool answer_one(boost::asio::ip::tcp::socket& socket, bool keep_alive) {
-    namespace http = boost::beast::http;
+  void serve(Socket& socket) {
+    ++accepted_;
     boost::system::error_code error;
-    boost::beast::flat_buffer buffer;
-    http::request<http::string_body> request;
-    http::read(socket, buffer, request, error);
-    if (error) return false;
-    boost::asio::write(socket, boost::asio::buffer(answer(keep_alive)), error);
-    return !error;
-  }
-
-  void serve() {
-    std::vector<boost::asio::ip::tcp::socket> pooled;
-    while (!stopping_) {
-      boost::asio::ip::tcp::socket socket(io_);
-      boost::system::error_code error;
-      acceptor_.accept(socket, error);
-      if (error || stopping_) continue;
-      ++accepted_;
-      if (static_cast<int>(pooled.size()) < pooled_) {
-        if (!answer_one(socket, /*keep_alive=*/true)) continue;
-        pooled.push_back(std::move(socket));
-        if (static_cast<int>(pooled.size()) == pooled_) {
-          for (auto& idle : pooled) idle.close(error);
-          closed_pooled_ = true;
-        }
-        continue;
+    if (static_cast<int>(pooled_sockets_.size()) < pooled_) {
+      if (!answer_one(socket, answer(/*keep_alive=*/true))) return;
+      pooled_sockets_.push_back(std::move(socket));
+      if (static_cast<int>(pooled_sockets_.size()) == pooled_) {
+        for (Socket& idle : pooled_sockets_) idle.close(error);
+        closed_pooled_ = true;
       }
-      answer_one(socket, /*keep_alive=*/false);
-      socket.shutdown(boost::asio::ip::tcp::socket::shutdown_both, error);
+      return;
     }
+    answer_one(socket, answer(/*keep_alive=*/false));
+    socket.shutdown(Socket::shutdown_both, error);
   }
 
   const int pooled_;
-  boost::asio::io_context io_;
-  boost::asio::ip::tcp::acceptor acceptor_;
-  std::thread thread_;
-  std::atomic<bool> stopping_{false};
+  std::vector<Socket> pooled_sockets_;
   std::atomic<int> accepted_{0};
   std::atomic<bool> closed_pooled_{false};
 };
