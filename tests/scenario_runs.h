@@ -94,10 +94,10 @@ inline Scenario peak_mixed_scenario() {
   return load_scenario(std::string(GANGWAY_SOURCE_DIR) + "/examples/peak-mixed.yaml");
 }
 
-// peak-mixed.yaml's traffic times `rate_scale`, measured for `duration` after `warmup`, with
-// `drain_limit` for what is in flight at the end.
-inline Scenario scaled_peak_mixed(double rate_scale, Duration warmup, Duration duration,
-                                  Duration drain_limit) {
+// peak-mixed.yaml measured for `duration` after `warmup`, with `drain_limit` for what is in
+// flight at the end, its traffic times `rate_scale`.
+inline Scenario peak_mixed_scenario(Duration warmup, Duration duration, Duration drain_limit,
+                                    double rate_scale = 1.0) {
   Scenario scenario = peak_mixed_scenario();
   scenario.warmup = warmup;
   scenario.duration = duration;

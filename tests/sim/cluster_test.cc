@@ -21,8 +21,8 @@ namespace {
 // The peak scenario's traffic times `rate_scale` for the whole cluster (rate scale 1 is 85 % of
 // one node's capacity).
 Scenario peak_cluster(int nodes, ClusterRouterKind router, double rate_scale, double duration_s) {
-  Scenario scenario = scaled_peak_mixed(rate_scale, std::chrono::seconds(1),
-                                        seconds_to_duration(duration_s), std::chrono::seconds(60));
+  Scenario scenario = peak_mixed_scenario(std::chrono::seconds(1), seconds_to_duration(duration_s),
+                                          std::chrono::seconds(60), rate_scale);
   ClusterSpec cluster;
   cluster.nodes = nodes;
   cluster.router = router;

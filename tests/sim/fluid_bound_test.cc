@@ -19,10 +19,8 @@ namespace gangway {
 namespace {
 
 Scenario light_peak_scenario() {
-  Scenario scenario = peak_mixed_scenario();
-  scenario.warmup = std::chrono::seconds(1);
-  scenario.duration = std::chrono::seconds(4);
-  scenario.drain_limit = std::chrono::seconds(30);
+  Scenario scenario = peak_mixed_scenario(std::chrono::seconds(1), std::chrono::seconds(4),
+                                          std::chrono::seconds(30));
   set_tier_rates(scenario, 0.3 * 0.5 * 1527, 0.3 * 0.5 * 103);
   return scenario;
 }

@@ -16,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,10 +34,8 @@ namespace gangway {
 namespace {
 
 Scenario base_scenario() {
-  Scenario scenario = peak_mixed_scenario();
-  scenario.warmup = std::chrono::seconds(2);
-  scenario.duration = std::chrono::seconds(12);
-  scenario.drain_limit = std::chrono::seconds(120);
+  Scenario scenario = peak_mixed_scenario(std::chrono::seconds(2), std::chrono::seconds(12),
+                                          std::chrono::seconds(120));
   // The bounds are the gang policy's, measured on everything offered: no admission control,
   // arrival order, no queue cap in the way.
   scenario.scheduler.admission.enabled = false;
@@ -84,13 +83,29 @@ const ModelSpec& large_model(const Scenario& s) {
 
 constexpr int kSeeds = 6;
 
+// Runs the scenario under `policy` with seeds 1 to `seeds`. In each run the model `waiting` gets
+// more than `min_arrived` requests and completes every one, none of which waited in its queue
+// longer than `bound_ms`; `also(result)` checks what a test asks besides.
+void expect_queue_wait_bound(
+    Scenario scenario, const PolicySpec& policy, ModelId waiting, uint64_t seeds,
+    uint64_t min_arrived, double bound_ms,
+    const std::function<void(const SimulationResult&)>& also = [](const SimulationResult&) {}) {
+  for (uint64_t seed = 1; seed <= seeds; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    scenario.seed = seed;
+    const SimulationResult result = simulate(scenario, policy);
+    const RequestStats& stats = result.metrics.model(waiting);
+    ASSERT_GT(stats.arrived(), min_arrived);
+    EXPECT_EQ(stats.completed(), stats.arrived());
+    EXPECT_LE(stats.queue_ms().max(), bound_ms);
+    also(result);
+  }
+}
+
 // The peak scenario as the sweep runs it at 85 % load, half of it large (capacities from
 // docs/capacity.md), with admission control on, over a window of `duration`.
 Scenario peak_at_85_percent_half_large(Duration warmup, Duration duration) {
-  Scenario scenario = peak_mixed_scenario();
-  scenario.warmup = warmup;
-  scenario.duration = duration;
-  scenario.drain_limit = std::chrono::seconds(120);
+  Scenario scenario = peak_mixed_scenario(warmup, duration, std::chrono::seconds(120));
   set_tier_rates(scenario, 0.85 * 0.5 * 1527, 0.85 * 0.5 * 103);
   return scenario;
 }
@@ -105,16 +120,13 @@ TEST(GangGuarantees, LeaseModeBoundsLargeWaitUnderSaturatingSmallLoad) {
   policy.name = "gangway-lease";
   const Duration t_sm = longest_iteration(scenario, small_model(scenario));
   const double bound_ms = to_ms(policy.max_large_wait + t_sm + policy.lease_min);
-  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
-    scenario.seed = seed;
-    const SimulationResult result = simulate(scenario, policy);
-    const RequestStats& large = result.metrics.model(large_model(scenario).id);
-    ASSERT_GT(large.arrived(), 5u) << "seed " << seed;
-    EXPECT_EQ(large.completed(), large.arrived()) << "seed " << seed;
-    EXPECT_LE(large.queue_ms().max(), bound_ms) << "seed " << seed;
-    // The small models are saturated: the large model did not simply have the node to itself.
-    EXPECT_GT(result.metrics.model(small_model(scenario).id).queue_ms().max(), 500.0);
-  }
+  expect_queue_wait_bound(
+      scenario, policy, large_model(scenario).id, kSeeds, 5, bound_ms,
+      [&](const SimulationResult& result) {
+        // The small models are saturated: the large model did not simply
+        // have the node to itself.
+        EXPECT_GT(result.metrics.model(small_model(scenario).id).queue_ms().max(), 500.0);
+      });
 }
 
 TEST(GangGuarantees, LeaseModeBoundsSmallWaitUnderSaturatingLargeLoad) {
@@ -125,15 +137,11 @@ TEST(GangGuarantees, LeaseModeBoundsSmallWaitUnderSaturatingLargeLoad) {
   const Duration t_sm = longest_iteration(scenario, small_model(scenario));
   const Duration t_lm = longest_iteration(scenario, large_model(scenario));
   const double bound_ms = to_ms(t_sm + policy.lease_max + t_lm);
-  for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
-    scenario.seed = seed;
-    const SimulationResult result = simulate(scenario, policy);
-    const RequestStats& small = result.metrics.model(small_model(scenario).id);
-    ASSERT_GT(small.arrived(), 50u) << "seed " << seed;
-    EXPECT_EQ(small.completed(), small.arrived()) << "seed " << seed;
-    EXPECT_LE(small.queue_ms().max(), bound_ms) << "seed " << seed;
-    EXPECT_GT(result.metrics.model(large_model(scenario).id).queue_ms().max(), 1000.0);
-  }
+  expect_queue_wait_bound(
+      scenario, policy, small_model(scenario).id, kSeeds, 50, bound_ms,
+      [&](const SimulationResult& result) {
+        EXPECT_GT(result.metrics.model(large_model(scenario).id).queue_ms().max(), 1000.0);
+      });
 }
 
 TEST(GangGuarantees, ExclusiveModeBoundsLargeWaitUnderSaturatingSmallLoad) {
@@ -144,14 +152,7 @@ TEST(GangGuarantees, ExclusiveModeBoundsLargeWaitUnderSaturatingSmallLoad) {
   policy.name = "gangway-exclusive";
   const Duration t_sm = longest_iteration(scenario, small_model(scenario));
   const double bound_ms = to_ms(policy.exclusive_max_large_wait + t_sm);
-  for (uint64_t seed = 1; seed <= 4; ++seed) {
-    scenario.seed = seed;
-    const SimulationResult result = simulate(scenario, policy);
-    const RequestStats& large = result.metrics.model(large_model(scenario).id);
-    ASSERT_GT(large.arrived(), 5u) << "seed " << seed;
-    EXPECT_EQ(large.completed(), large.arrived()) << "seed " << seed;
-    EXPECT_LE(large.queue_ms().max(), bound_ms) << "seed " << seed;
-  }
+  expect_queue_wait_bound(scenario, policy, large_model(scenario).id, 4, 5, bound_ms);
 }
 
 TEST(GangGuarantees, ExclusiveModeBoundsSmallWaitUnderSaturatingLargeLoad) {
@@ -170,14 +171,7 @@ TEST(GangGuarantees, ExclusiveModeBoundsSmallWaitUnderSaturatingLargeLoad) {
   const Duration t_sm = longest_iteration(scenario, small_model(scenario));
   const Duration t_lm = longest_iteration(scenario, large_model(scenario));
   const double bound_ms = to_ms(t_sm + policy.exclusive_phase_max + t_lm * (max_tokens + 1));
-  for (uint64_t seed = 1; seed <= 3; ++seed) {
-    scenario.seed = seed;
-    const SimulationResult result = simulate(scenario, policy);
-    const RequestStats& small = result.metrics.model(small_model(scenario).id);
-    ASSERT_GT(small.arrived(), 50u) << "seed " << seed;
-    EXPECT_EQ(small.completed(), small.arrived()) << "seed " << seed;
-    EXPECT_LE(small.queue_ms().max(), bound_ms) << "seed " << seed;
-  }
+  expect_queue_wait_bound(scenario, policy, small_model(scenario).id, 3, 50, bound_ms);
 }
 
 // The Azure conversation trace at 8x (examples/azure-conv-replay.yaml): long prompts and long
@@ -224,10 +218,8 @@ TEST(GangGuarantees, LeaseModeGivesTheLargeModelWhatTheSmallModelsDoNotNeed) {
 // node's time, and the large model meets its SLO for a fifth of its arrivals or more. With the
 // weights alone it gets about a seventh of the node and meets its SLO for 1-2 % of them.
 TEST(GangGuarantees, DemandSplitKeepsTheLargeModelsFloorAtThreeTimesOverload) {
-  Scenario scenario = peak_mixed_scenario();
-  scenario.warmup = std::chrono::seconds(1);
-  scenario.duration = std::chrono::seconds(6);
-  scenario.drain_limit = std::chrono::seconds(60);
+  Scenario scenario = peak_mixed_scenario(std::chrono::seconds(1), std::chrono::seconds(6),
+                                          std::chrono::seconds(60));
   set_tier_rates(scenario, 3.0 * 0.5 * 1527, 3.0 * 0.5 * 103);
   scenario.seed = 1;
   std::map<std::string, double> large_time;

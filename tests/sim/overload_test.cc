@@ -23,8 +23,8 @@ namespace gangway {
 namespace {
 
 Scenario peak(double rate_scale, double duration_s) {
-  return scaled_peak_mixed(rate_scale, std::chrono::seconds(2), seconds_to_duration(duration_s),
-                           std::chrono::seconds(120));
+  return peak_mixed_scenario(std::chrono::seconds(2), seconds_to_duration(duration_s),
+                             std::chrono::seconds(120), rate_scale);
 }
 
 SimulationResult simulate(const Scenario& scenario) {
