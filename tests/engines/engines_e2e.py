@@ -80,6 +80,25 @@ def wait_http(port, path="/health", timeout_s=20):
     fail(f"nothing answered on port {port}{path} within {timeout_s} s")
 
 
+def start_serve(gangway, scenario, directory, timeout_s=30, what="start"):
+    """Starts `gangway serve SCENARIO` on a free port; returns the process and the port, once
+    /health answers. Fails with the server's stderr if it exits first, or names `what` it did not
+    do within `timeout_s`."""
+    port_file = os.path.join(directory, "port")
+    serve = start([gangway, "serve", scenario, "--port", "0", "--port-file", port_file])
+    deadline = time.time() + timeout_s
+    while not os.path.exists(port_file):
+        if serve.poll() is not None:
+            fail("gangway serve exited: " + serve.stderr.read().decode())
+        if time.time() > deadline:
+            fail("gangway serve did not " + what)
+        time.sleep(0.05)
+    with open(port_file) as f:
+        port = int(f.read().strip())
+    wait_http(port)
+    return serve, port
+
+
 def get(port, path, timeout=10):
     connection = http.client.HTTPConnection("127.0.0.1", port, timeout=timeout)
     connection.request("GET", path)
@@ -188,18 +207,7 @@ server:
         self.scenario = os.path.join(self.dir, "node.yaml")
         with open(self.scenario, "w") as out:
             out.write(scenario)
-        port_file = os.path.join(self.dir, "port")
-        self.serve = start([gangway, "serve", self.scenario, "--port", "0", "--port-file", port_file])
-        deadline = time.time() + 30
-        while not os.path.exists(port_file):
-            if self.serve.poll() is not None:
-                fail("gangway serve exited: " + self.serve.stderr.read().decode())
-            if time.time() > deadline:
-                fail("gangway serve did not start")
-            time.sleep(0.05)
-        with open(port_file) as f:
-            self.port = int(f.read().strip())
-        wait_http(self.port)
+        self.serve, self.port = start_serve(gangway, self.scenario, self.dir)
 
     def metrics(self):
         return get(self.port, "/metrics")[1]
@@ -433,18 +441,8 @@ server:
       urls: [http://127.0.0.1:{large_port}]
       launch: "{template} --tensor-parallel-size 8"
 """)
-    port_file = os.path.join(directory, "port")
-    serve = start([gangway, "serve", scenario, "--port", "0", "--port-file", port_file])
-    deadline = time.time() + 60
-    while not os.path.exists(port_file):
-        if serve.poll() is not None:
-            fail("gangway serve exited: " + serve.stderr.read().decode())
-        if time.time() > deadline:
-            fail("gangway serve did not start its engines")
-        time.sleep(0.05)
-    with open(port_file) as f:
-        port = int(f.read().strip())
-    wait_http(port)
+    serve, port = start_serve(gangway, scenario, directory, timeout_s=60,
+                              what="start its engines")
     import concurrent.futures
     with concurrent.futures.ThreadPoolExecutor(24) as pool:
         futures = []
@@ -613,18 +611,7 @@ server:
                "--max-num-batched-tokens", "2048"])
     for port in small_ports + [large_port]:
         wait_http(port, "/v1/models")
-    port_file = os.path.join(directory, "port")
-    serve = start([gangway, "serve", scenario, "--port", "0", "--port-file", port_file])
-    deadline = time.time() + 30
-    while not os.path.exists(port_file):
-        if serve.poll() is not None:
-            fail("gangway serve exited: " + serve.stderr.read().decode())
-        if time.time() > deadline:
-            fail("gangway serve did not start")
-        time.sleep(0.05)
-    with open(port_file) as f:
-        port = int(f.read().strip())
-    wait_http(port)
+    _, port = start_serve(gangway, scenario, directory)
     real = subprocess.run([gangway, "load", "--url", f"http://127.0.0.1:{port}", scenario,
                            "--json", "--no-progress", "--drain-timeout", "20"],
                           capture_output=True, timeout=40)
