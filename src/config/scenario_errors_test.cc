@@ -509,22 +509,21 @@ TEST(ScenarioErrorsTest, AdmissionBadInputNamesTheKey) {
 }
 
 TEST(ScenarioErrorsTest, WeightShiftBadInputNamesTheKey) {
-  expect_error(kModels + kWorkload + "admission: {weight_shift: {max_factor: 0.5}}\n",
-               "6: admission.weight_shift.max_factor", "expected");
-  expect_error(kModels + kWorkload + "admission: {weight_shift: {max_factor: 100}}\n",
-               "6: admission.weight_shift.max_factor", "expected");
-  expect_error(kModels + kWorkload + "admission: {weight_shift: {window_ms: 0}}\n",
-               "6: admission.weight_shift.window_ms", "expected a number > 0");
-  expect_error(kModels + kWorkload + "admission: {weight_shift: {risk_gap: 0}}\n",
-               "6: admission.weight_shift.risk_gap", "expected");
-  expect_error(kModels + kWorkload + "admission: {weight_shift: {dwell_ms: -1}}\n",
-               "6: admission.weight_shift.dwell_ms", "expected");
-  expect_error(kModels + kWorkload + "admission: {weight_shift: {enabled: maybe}}\n",
-               "6: admission.weight_shift.enabled", "expected");
-  expect_error(kModels + kWorkload + "admission: {weight_shift: {from_rung: normal}}\n",
-               "6: admission.weight_shift.from_rung", "expected");
-  expect_error(kModels + kWorkload + "admission: {weight_shift: {factor: 2}}\n",
-               "6: admission.weight_shift.factor", "unknown key");
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* what;
+  };
+  for (const Case& bad :
+       {Case{"max_factor", "0.5", "expected"}, Case{"max_factor", "100", "expected"},
+        Case{"window_ms", "0", "expected a number > 0"}, Case{"risk_gap", "0", "expected"},
+        Case{"dwell_ms", "-1", "expected"}, Case{"enabled", "maybe", "expected"},
+        Case{"from_rung", "normal", "expected"}, Case{"factor", "2", "unknown key"}}) {
+    SCOPED_TRACE(std::string(bad.key) + ": " + bad.value);
+    expect_error(
+        kModels + kWorkload + "admission: {weight_shift: {" + bad.key + ": " + bad.value + "}}\n",
+        std::string("6: admission.weight_shift.") + bad.key, bad.what);
+  }
 }
 
 TEST(ScenarioErrorsTest, FaultBadInputNamesTheKey) {
