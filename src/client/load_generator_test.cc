@@ -58,15 +58,23 @@ class FixedSource final : public RequestSource {
   size_t next_ = 0;
 };
 
-LoadResult run_load(const testing::RunningServer& server, std::vector<double> arrivals_s,
-                    double duration_s) {
+// gangway load of `scenario`'s models, classes and tenants against the server on `port`: requests
+// at `arrivals_s`, sent for `duration`, then up to `drain_timeout` for their answers.
+LoadResult run_load(const Scenario& scenario, uint16_t port, std::vector<double> arrivals_s,
+                    Duration duration, Duration drain_timeout = std::chrono::seconds(10)) {
   FixedSource source(std::move(arrivals_s));
   LoadOptions options;
-  options.target.port = server.port();
-  options.duration = seconds_to_duration(duration_s);
-  options.drain_timeout = std::chrono::seconds(10);
-  LoadGenerator generator(server.scenario(), source, options);
+  options.target.port = port;
+  options.duration = duration;
+  options.drain_timeout = drain_timeout;
+  LoadGenerator generator(scenario, source, options);
   return generator.run();
+}
+
+LoadResult run_load(const testing::RunningServer& server, std::vector<double> arrivals_s,
+                    double duration_s) {
+  return run_load(server.scenario(), server.port(), std::move(arrivals_s),
+                  seconds_to_duration(duration_s));
 }
 
 TEST(LoadGeneratorTest, SendsEveryRequestAndMeasuresItFromTheClientSide) {
@@ -177,13 +185,8 @@ TEST(LoadGeneratorTest, ErrorBodiesWithoutAnOpenAiErrorObjectAreReadByTheirStatu
         "HTTP/1.1 {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: "
         "close\r\n\r\n{}",
         status, body.size(), body));
-    FixedSource source({0.0});
-    LoadOptions options;
-    options.target.port = server.port();
-    options.duration = std::chrono::milliseconds(10);
-    options.drain_timeout = std::chrono::seconds(10);
-    LoadGenerator generator(node.scenario(), source, options);
-    const LoadResult result = generator.run();
+    const LoadResult result =
+        run_load(node.scenario(), server.port(), {0.0}, std::chrono::milliseconds(10));
     EXPECT_TRUE(result.transport_errors.empty()) << body;
     EXPECT_EQ(result.metrics.total().rejected(), 1u) << body;
     EXPECT_EQ(result.metrics.total().count_with_reason(reason), 1u) << body;
@@ -191,13 +194,7 @@ TEST(LoadGeneratorTest, ErrorBodiesWithoutAnOpenAiErrorObjectAreReadByTheirStatu
 }
 
 LoadResult run_against(const FixedAnswerServer& server, const Scenario& scenario) {
-  FixedSource source({0.0});
-  LoadOptions options;
-  options.target.port = server.port();
-  options.duration = std::chrono::milliseconds(10);
-  options.drain_timeout = std::chrono::seconds(10);
-  LoadGenerator generator(scenario, source, options);
-  return generator.run();
+  return run_load(scenario, server.port(), {0.0}, std::chrono::milliseconds(10));
 }
 
 TEST(LoadGeneratorTest, AnAnswerClaimingAHugeLengthFailsWithoutExhaustingMemory) {
@@ -277,13 +274,8 @@ TEST(LoadGeneratorTest, RetryAfterAStalePooledConnectionGoesOutOnAFreshOne) {
   // connection: three connections in all, every request completed.
   ClosesIdleConnectionsServer server(/*pooled=*/2);
   testing::RunningServer node;  // only for its scenario (models, classes, tenants)
-  FixedSource source({0.0, 0.0, 0.5});
-  LoadOptions options;
-  options.target.port = server.port();
-  options.duration = std::chrono::milliseconds(600);
-  options.drain_timeout = std::chrono::seconds(10);
-  LoadGenerator generator(node.scenario(), source, options);
-  const LoadResult result = generator.run();
+  const LoadResult result =
+      run_load(node.scenario(), server.port(), {0.0, 0.0, 0.5}, std::chrono::milliseconds(600));
   ASSERT_TRUE(server.closed_pooled());
   EXPECT_TRUE(result.transport_errors.empty())
       << result.transport_errors.size() << " kinds, first: "
@@ -307,13 +299,8 @@ std::string spaced_json_answer() {
 TEST(LoadGeneratorTest, ReadsAServerThatSpellsItsJsonWithSpaces) {
   FixedAnswerServer server(spaced_json_answer());
   const Scenario scenario = parse_scenario(testing::kTestScenario, "server-test.yaml");
-  FixedSource source({0.0, 0.01, 0.02});
-  LoadOptions options;
-  options.target.port = server.port();
-  options.duration = std::chrono::milliseconds(100);
-  options.drain_timeout = std::chrono::seconds(10);
-  LoadGenerator generator(scenario, source, options);
-  const LoadResult result = generator.run();
+  const LoadResult result =
+      run_load(scenario, server.port(), {0.0, 0.01, 0.02}, std::chrono::milliseconds(100));
   EXPECT_TRUE(result.transport_errors.empty())
       << (result.transport_errors.empty() ? "" : result.transport_errors.begin()->first);
   const RequestStats& total = result.metrics.total();
@@ -377,13 +364,8 @@ TEST(LoadGeneratorTest, StreamCutOffTogetherWithItsLastBytesFailsAtOnce) {
   // timeout and end cancelled (driver_stopped).
   CutOffServer server;
   testing::RunningServer node;  // only for its scenario (models, classes, tenants)
-  FixedSource source({0.0});
-  LoadOptions options;
-  options.target.port = server.port();
-  options.duration = std::chrono::milliseconds(10);
-  options.drain_timeout = std::chrono::seconds(5);
-  LoadGenerator generator(node.scenario(), source, options);
-  const LoadResult result = generator.run();
+  const LoadResult result = run_load(node.scenario(), server.port(), {0.0},
+                                     std::chrono::milliseconds(10), std::chrono::seconds(5));
   EXPECT_EQ(result.sent, 1);
   EXPECT_EQ(result.metrics.total().failed(), 1u);
   EXPECT_EQ(result.metrics.total().cancelled(), 0u);
