@@ -11,6 +11,7 @@
 #include <string>
 
 #include "config/scenario.h"
+#include "config/scenario_simulation.h"
 #include "config/scenario_source.h"
 #include "sched/policy_registry.h"
 #include "sim/cluster_simulator.h"
@@ -57,16 +58,6 @@ workload:
        prompt_tokens: {dist: lognormal, mean: 112, p99: 576, max: 2048},
        output_tokens: {dist: geometric, mean: 28, max: 256}, max_tokens: 256}
 )";
-
-// The scenario's windows and faults, as `gangway simulate` passes them to a simulator.
-inline SimulationOptions simulation_options_of(const Scenario& scenario) {
-  SimulationOptions options;
-  options.duration = scenario.duration;
-  options.drain_limit = scenario.drain_limit;
-  options.warmup = scenario.warmup;
-  options.faults = scenario.faults;
-  return options;
-}
 
 inline SimulationResult simulate_scenario(const Scenario& scenario, RequestSource& source) {
   Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,

@@ -4,6 +4,7 @@
 
 #include "cli/simulation_cluster.h"
 #include "cli/simulation_engines.h"
+#include "config/scenario_simulation.h"
 #include "config/scenario_source.h"
 #include "sched/policy_registry.h"
 
@@ -39,12 +40,8 @@ void read_scheduler_report(const Scheduler& scheduler, PolicyRun& run) {
 
 SimulationOptions simulation_options(const Scenario& scenario, TimelineWriter* timeline,
                                      Duration series_bin) {
-  SimulationOptions options;
-  options.duration = scenario.duration;
-  options.drain_limit = scenario.drain_limit;
-  options.warmup = scenario.warmup;
+  SimulationOptions options = simulation_options_of(scenario);
   options.timeline = timeline;
-  options.faults = scenario.faults;
   options.series_bin = series_bin;
   return options;
 }

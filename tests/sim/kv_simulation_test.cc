@@ -10,6 +10,7 @@
 #include <string>
 
 #include "config/scenario.h"
+#include "config/scenario_simulation.h"
 #include "config/scenario_source.h"
 #include "sched/policy_registry.h"
 #include "sched/router_registry.h"
@@ -26,10 +27,6 @@ struct Outcome {
 
 Outcome simulate(const Scenario& scenario, const std::string& routing) {
   std::unique_ptr<RequestSource> source = make_request_source(scenario);
-  SimulationOptions options;
-  options.duration = scenario.duration;
-  options.drain_limit = scenario.drain_limit;
-  options.warmup = scenario.warmup;
   SchedulerOptions scheduler = scenario.scheduler;
   scheduler.routing = routing;
   // The caches and routing on everything offered (admission control is tests/sim/overload).
@@ -37,7 +34,7 @@ Outcome simulate(const Scenario& scenario, const std::string& routing) {
   scheduler.admission.queue_order = QueueOrder::kArrival;
   scheduler.admission.queue_cap = int64_t{1} << 40;
   Simulator simulator(scenario.node, scheduler, make_policy(scenario.policy), nullptr, *source,
-                      options);
+                      simulation_options_of(scenario));
   Outcome outcome{simulator.run(), {}, 0};
   outcome.kv = simulator.scheduler().state().kv_stats;
   outcome.large_kv_fraction = simulator.scheduler().state().large_kv_fraction;

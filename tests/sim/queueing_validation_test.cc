@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "config/scenario.h"
+#include "config/scenario_simulation.h"
 #include "config/scenario_source.h"
 #include "sched/policy_registry.h"
 #include "sim/simulator.h"
@@ -43,12 +44,8 @@ Replications replicate(Scenario scenario, double rate_scale, int replications) {
   for (int r = 1; r <= replications; ++r) {
     scenario.seed = static_cast<uint64_t>(r);
     std::unique_ptr<RequestSource> source = make_request_source(scenario);
-    SimulationOptions options;
-    options.duration = scenario.duration;
-    options.drain_limit = scenario.drain_limit;
-    options.warmup = scenario.warmup;
     Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,
-                        *source, options);
+                        *source, simulation_options_of(scenario));
     SimulationResult result = simulator.run();
     const RequestStats& total = result.metrics.total();
     EXPECT_EQ(total.arrived(), total.completed()) << "every request must complete";

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "client/load_generator.h"
+#include "config/scenario_simulation.h"
 #include "config/scenario_source.h"
 #include "sched/policy_registry.h"
 #include "server/server_harness_for_tests.h"
@@ -67,12 +68,8 @@ TEST(RealtimeFidelityTest, PerClassTtftMatchesTheSimulator) {
   const LoadResult real = generator.run();
 
   std::unique_ptr<RequestSource> sim_source = make_request_source(scenario);
-  SimulationOptions sim_options;
-  sim_options.duration = scenario.duration;
-  sim_options.warmup = scenario.warmup;
-  sim_options.drain_limit = scenario.drain_limit;
   Simulator simulator(scenario.node, scenario.scheduler, make_policy(scenario.policy), nullptr,
-                      *sim_source, sim_options);
+                      *sim_source, simulation_options_of(scenario));
   const SimulationResult simulated = simulator.run();
 
   EXPECT_TRUE(real.transport_errors.empty());
