@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "workload/block_hash.h"
+#include "workload/request_source_for_tests.h"
 #include "workload/rng.h"
 #include "workload/trace/trace_source.h"
 #include "workload/trace/trace_text.h"
@@ -33,18 +34,6 @@ TraceSpec spec_for(const std::string& path, TraceFormat format) {
   spec.path = path;
   spec.format = format;
   return spec;
-}
-
-std::vector<WorkloadItem> drain(RequestSource& source) {
-  std::vector<WorkloadItem> items;
-  for (;;) {
-    const std::optional<Time> peeked = source.peek_arrival();
-    std::optional<WorkloadItem> item = source.next();
-    if (!item) break;
-    EXPECT_EQ(peeked, item->spec.arrival);
-    items.push_back(std::move(*item));
-  }
-  return items;
 }
 
 std::vector<int64_t> arrivals_ms(const std::vector<WorkloadItem>& items) {

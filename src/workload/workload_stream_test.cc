@@ -12,6 +12,7 @@
 #include "core/input_error.h"
 #include "workload/block_hash.h"
 #include "workload/length_spec_for_tests.h"
+#include "workload/request_source_for_tests.h"
 #include "workload/rng.h"
 #include "workload/stream_source.h"
 #include "workload/workload.h"
@@ -28,21 +29,6 @@ StreamSpec poisson_stream(const std::string& name, double rate_per_s) {
   spec.output_tokens = geometric_length(100);
   spec.max_tokens = 1000;
   return spec;
-}
-
-std::vector<WorkloadItem> drain(RequestSource& source, size_t limit = 10000000) {
-  std::vector<WorkloadItem> items;
-  while (items.size() < limit) {
-    const std::optional<Time> peeked = source.peek_arrival();
-    std::optional<WorkloadItem> item = source.next();
-    if (!item) {
-      EXPECT_FALSE(peeked.has_value());
-      break;
-    }
-    EXPECT_EQ(peeked, item->spec.arrival);
-    items.push_back(std::move(*item));
-  }
-  return items;
 }
 
 bool same_request(const WorkloadItem& a, const WorkloadItem& b) {
