@@ -2,11 +2,8 @@
 // and the engine restarted, a failed start names the engine and its log, stop() ends it.
 #include "engine/engine_supervisor.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,24 +11,13 @@
 #include <fstream>
 #include <sstream>
 
+#include "engine/free_port_for_tests.h"
+
 namespace gangway {
 namespace {
 
 namespace fs = std::filesystem;
 using std::chrono::milliseconds;
-
-// A port nothing listens on now (the kernel's pick for a socket bound to port 0, then closed).
-uint16_t free_port() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address);
-  socklen_t length = sizeof address;
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 EngineLaunchSpec test_engine(const std::string& name, const fs::path& work,
                              std::vector<std::string> extra = {}) {

@@ -8,18 +8,11 @@
 #include <string>
 #include <thread>
 
+#include "engine/free_port_for_tests.h"
 #include "server/server_harness_for_tests.h"
 
 namespace gangway {
 namespace {
-
-// A port nobody listens on right now (the kernel's pick, released).
-uint16_t free_port() {
-  boost::asio::io_context io;
-  boost::asio::ip::tcp::acceptor acceptor(
-      io, {boost::asio::ip::make_address("127.0.0.1"), static_cast<uint16_t>(0)});
-  return acceptor.local_endpoint().port();
-}
 
 std::string with_agent_port(uint16_t port) {
   return std::string(testing::kTestScenario) + "  agent_port: " + std::to_string(port) + "\n";
