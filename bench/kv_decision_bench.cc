@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mix64.h"
 #include "core/node_spec.h"
 #include "latency_report.h"
 #include "output_lengths.h"
@@ -34,24 +35,16 @@ constexpr int kGroupBlocks = 8;  // a 128-token system prompt
 constexpr int kTailBlocks = 1;   // each prompt's own 16 tokens
 constexpr int kQueued = 10000;
 
-uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // Chained hashes of group g's system prompt followed by prompt `tail`'s own blocks.
 std::vector<BlockHash> prompt_hashes(uint64_t group, uint64_t tail, int tail_blocks) {
   std::vector<BlockHash> hashes;
   uint64_t previous = 0x6a09e667f3bcc908ULL;
   for (int i = 0; i < kGroupBlocks; ++i) {
-    previous = mix(previous ^ mix(group * 131 + static_cast<uint64_t>(i)));
+    previous = mix64(previous ^ mix64(group * 131 + static_cast<uint64_t>(i)));
     hashes.push_back(previous);
   }
   for (int i = 0; i < tail_blocks; ++i) {
-    previous = mix(previous ^ mix((tail + 1) * 7919 + static_cast<uint64_t>(i)));
+    previous = mix64(previous ^ mix64((tail + 1) * 7919 + static_cast<uint64_t>(i)));
     hashes.push_back(previous);
   }
   return hashes;

@@ -7,14 +7,12 @@
 
 #include <cstdint>
 
+#include "core/mix64.h"
+
 namespace gangway {
 
 inline int32_t spread_output_tokens(uint64_t request_id) {
-  uint64_t x = request_id + 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return 1 + static_cast<int32_t>(x % 128);
+  return 1 + static_cast<int32_t>(mix64(request_id + 0x9e3779b97f4a7c15ULL) % 128);
 }
 
 }  // namespace gangway

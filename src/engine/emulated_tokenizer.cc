@@ -3,16 +3,12 @@
 #include <array>
 #include <cstring>
 
+#include "core/mix64.h"
+
 namespace gangway {
 namespace {
 
 constexpr uint64_t kGolden = 0x9e3779b97f4a7c15ULL;
-
-constexpr uint64_t mix64(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Hash of one block's bytes (a multiple of 8 bytes long), chained to the previous block's hash.
 uint64_t hash_block(const char* bytes, size_t size, uint64_t previous) {

@@ -8,19 +8,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/mix64.h"
 #include "kv/block_hash_map.h"
 #include "kv/host_kv_tier.h"
 
 namespace gangway {
 namespace {
-
-uint64_t mix(uint64_t x) {  // splitmix64's finaliser
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // A made-up prompt's chained block hashes: the first `shared` blocks are a common system prompt
 // (content 0), the rest prompt `id`'s own text. Each hash covers its block and everything before
@@ -30,7 +23,7 @@ std::vector<BlockHash> chain(uint64_t id, int n, int shared = 0) {
   uint64_t previous = 0x6a09e667f3bcc908ULL;
   for (int i = 0; i < n; ++i) {
     const uint64_t content = i < shared ? 0 : id;
-    previous = mix(previous * 0x9e3779b97f4a7c15ULL ^ mix(content + static_cast<uint64_t>(i)));
+    previous = mix64(previous * 0x9e3779b97f4a7c15ULL ^ mix64(content + static_cast<uint64_t>(i)));
     hashes.push_back(previous);
   }
   return hashes;

@@ -5,17 +5,14 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/mix64.h"
+
 namespace gangway::testing {
 
 class SplitMix64 {
  public:
   explicit SplitMix64(uint64_t seed) : state_(seed) {}
-  uint64_t next() {
-    uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
+  uint64_t next() { return mix64(state_ += 0x9e3779b97f4a7c15ULL); }
   // Uniform in [0, 1) with 53 random bits.
   double uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
   double uniform(double low, double high) { return low + (high - low) * uniform(); }

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/input_error.h"
+#include "core/mix64.h"
 #include "test_engine/engine_connection.h"
 #include "test_engine/engine_metrics.h"
 
@@ -33,12 +34,6 @@ int64_t unix_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-uint64_t mix(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
 }
 
 }  // namespace
@@ -145,7 +140,7 @@ void TestEngineServer::accept() {
 }
 
 std::string TestEngineServer::next_response_id(ApiEndpoint endpoint) {
-  const uint64_t value = mix(seed_ ^ mix(++requests_submitted_ + 0x51ed));
+  const uint64_t value = mix64(seed_ ^ mix64(++requests_submitted_ + 0x51ed));
   return fmt::format("{}-{:016x}", endpoint == ApiEndpoint::kChatCompletions ? "chatcmpl" : "cmpl",
                      value);
 }

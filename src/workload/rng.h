@@ -17,6 +17,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/mix64.h"
+
 namespace gangway {
 
 // Elementary functions with results that depend only on IEEE-754 arithmetic (about 1 ulp).
@@ -26,13 +28,6 @@ double exp(double x);
 // base > 0; computed as exp(exponent * log(base)).
 double pow(double base, double exponent);
 }  // namespace portable
-
-// The splitmix64 finaliser: a bijective 64-bit mixer with full avalanche.
-inline constexpr uint64_t mix64(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 // Hash of an ordered pair. For a fixed `a` it is a bijection of `b` (and the other way round), so
 // two different values under the same parent never collide.
