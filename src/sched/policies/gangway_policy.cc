@@ -50,6 +50,9 @@ constexpr int kHeadsChecked = 8;
 constexpr int kUnpacedPaceFactor = 2;
 // How long after admission last turned an arrival away as busy the node counts as saturated.
 constexpr Duration kHeadroomQuietPeriod = std::chrono::seconds(1);
+// The overload ladder's pressure (predicted wait over the tightest TTFT target) below which the
+// node counts as lightly loaded for the large model's decode pace (barrier_ahead).
+constexpr double kLightLoadPressure = 0.1;
 // policy.split: demand. The horizon of prefill work without a first-token target in the tiers'
 // demands (admission's default no-target deadline), and the least weight the arbiter is given
 // (a weight of zero would make a tier's virtual time infinite).
@@ -370,16 +373,22 @@ class GangwayPolicy final : public GangPolicy {
   }
 
   // How long until the gang could start, as a resident large sequence's decode pace must judge
-  // it (lease mode, nothing queued for the small models): the barrier now, or, if longer, the
-  // longest small iteration last run on any GPU. Decisions come at iteration boundaries, so a GPU
-  // that finishes one just before the pace point starts its next and holds the gang back by that
-  // much. A token late on its pace point is made up later in the lease unless it was the
-  // sequence's last; on a lightly loaded node, where the pace alone pulls every lease, that missed
-  // 5-15 % of the large model's TPOT targets (docs/gang-scheduling.md, "Decode pace"). With small
-  // requests queued the barrier alone: starting the gang early would delay their first tokens,
-  // and near capacity it cost more small-model SLOs than it saved large-model ones.
+  // it (lease mode, on a lightly loaded node): the barrier now, or, if longer, the longest small
+  // iteration last run on any GPU. Decisions come at iteration boundaries, so a GPU that finishes
+  // one just before the pace point starts its next and holds the gang back by that much. A token
+  // late on its pace point is made up later in the lease unless it was the sequence's last; on a
+  // lightly loaded node, where the pace alone pulls every lease, that missed 5-15 % of the large
+  // model's TPOT targets (docs/gang-scheduling.md, "Decode pace"). Lightly loaded: no small
+  // request queued and the ladder's pressure under kLightLoadPressure. Otherwise the barrier
+  // alone: starting the gang early delays small first tokens and costs the small models a small
+  // iteration per lease, and near capacity that cost more small-model SLOs and goodput than it
+  // saved large-model ones (the node reached the ladder's shedding rungs it otherwise stays out
+  // of: tests/regressions/).
   Duration barrier_ahead(const SchedulerView& state, Duration barrier) const {
-    if (mode_ != ExecutionMode::kLease || state.any_small_queued()) return barrier;
+    if (mode_ != ExecutionMode::kLease || state.any_small_queued() ||
+        state.overload().pressure >= kLightLoadPressure) {
+      return barrier;
+    }
     Duration longest = barrier;
     for (Duration step : small_last_step_) longest = std::max(longest, step);
     return longest;
