@@ -13,7 +13,9 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "http/close_after_peer.h"
 #include "http/http_status.h"
+#include "http/response_text.h"
 #include "server/client_text.h"
 #include "server/http_server.h"
 #include "server/upstream_body.h"
@@ -452,7 +454,7 @@ void HttpConnection::finish_answer(const FinishedRequest& reported, RequestId id
     // Tokens still pending, the finish events and the last chunk leave in one write.
     send_chunk(scratch_, /*flush=*/false);
     if (state_ != State::kGenerating) return;  // cut off: output buffer over its limit
-    send("0\r\n\r\n");
+    send(kLastChunk);
     end_response();
     return;
   }
@@ -467,7 +469,7 @@ void HttpConnection::finish_answer(const FinishedRequest& reported, RequestId id
     AnswerFormatter::append_error_event(scratch_, error_body(error));
     send_chunk(scratch_, /*flush=*/false);
     if (state_ != State::kGenerating) return;
-    send("0\r\n\r\n");
+    send(kLastChunk);
     end_response();
     return;
   }
@@ -536,11 +538,8 @@ void HttpConnection::respond(int status, std::string_view content_type, std::str
   if (state_ == State::kClosed) return;
   context_.counters->count_response(status);
   scratch_.clear();
-  fmt::format_to(std::back_inserter(scratch_),
-                 "HTTP/1.1 {} {}\r\nServer: gangway\r\nContent-Type: {}\r\nContent-Length: "
-                 "{}\r\n{}{}\r\n",
-                 status, http_status_text(status), content_type, body.size(), extra_headers,
-                 keep_alive_ ? "" : "Connection: close\r\n");
+  append_response_head(scratch_, status, "gangway", content_type, body.size(), extra_headers,
+                       keep_alive_);
   scratch_.append(body);
   send(scratch_);
   end_response();
@@ -556,20 +555,12 @@ void HttpConnection::send_stream_headers() {
   // Only appended: the status line leaves with the first event (in the same write).
   headers_sent_ = true;
   context_.counters->count_response(200);
-  fmt::format_to(std::back_inserter(out_pending_),
-                 "HTTP/1.1 200 OK\r\nServer: gangway\r\nContent-Type: text/event-stream; "
-                 "charset=utf-8\r\nCache-Control: no-cache\r\nTransfer-Encoding: "
-                 "chunked\r\nX-Request-Id: {}\r\n{}\r\n",
-                 formatter_->response_id(), keep_alive_ ? "" : "Connection: close\r\n");
+  append_event_stream_head(out_pending_, "gangway", formatter_->response_id(), keep_alive_);
 }
 
 void HttpConnection::send_chunk(std::string_view data, bool flush) {
   if (data.empty()) return;
-  char size[20];
-  const auto result = fmt::format_to_n(size, sizeof size, "{:x}\r\n", data.size());
-  out_pending_.append(size, result.size);
-  out_pending_.append(data);
-  out_pending_.append("\r\n");
+  append_chunk(out_pending_, data);
   const size_t unsent = out_pending_.size() + out_writing_.size();
   if (unsent > static_cast<size_t>(context_.config->max_output_buffer_bytes)) {
     context_.counters->slow_readers_cut_total.fetch_add(1, std::memory_order_relaxed);
@@ -732,29 +723,7 @@ void HttpConnection::on_failure(std::string_view what) noexcept {
 void HttpConnection::graceful_close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosing;
-  error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  read_timer_.expires_after(std::chrono::seconds(1));
-  read_timer_.async_wait([self = shared_from_this()](const error_code& error) {
-    if (!error) self->guarded([&] { self->close(); });
-  });
-  if (watching_) return;  // its completion (EOF) closes
-  auto drain = std::make_shared<std::array<char, 4096>>();
-  struct Drainer {
-    std::shared_ptr<HttpConnection> self;
-    std::shared_ptr<std::array<char, 4096>> buffer;
-    void operator()(const error_code& error, size_t) {
-      const auto connection = self;
-      connection->guarded([&] {
-        if (error || connection->state_ == State::kClosed) {
-          connection->close();
-          return;
-        }
-        connection->socket_.async_read_some(asio::buffer(*buffer), std::move(*this));
-      });
-    }
-  };
-  socket_.async_read_some(asio::buffer(*drain), Drainer{shared_from_this(), drain});
+  close_after_peer(shared_from_this(), watching_);
 }
 
 void HttpConnection::close() {

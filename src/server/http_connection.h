@@ -65,6 +65,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void check_write_stall(std::chrono::steady_clock::time_point now);
 
  private:
+  template <typename Connection>
+  friend void close_after_peer(const std::shared_ptr<Connection>& connection, bool reading);
+
   enum class State : uint8_t { kReading, kProcessing, kGenerating, kClosing, kClosed };
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
@@ -130,7 +133,9 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void start_write();
   void on_write(const boost::system::error_code& error);
   void client_gone(std::string_view reason);
+  // Half-closes, then closes once the client has closed too (http/close_after_peer.h).
   void graceful_close();
+  bool closing_is_done() const { return state_ == State::kClosed; }
   void close();
 
   boost::asio::ip::tcp::socket socket_;

@@ -6,7 +6,9 @@
 #include <boost/beast/http/read.hpp>
 
 #include "batching/pause_mode.h"
+#include "http/close_after_peer.h"
 #include "http/http_status.h"
+#include "http/response_text.h"
 #include "test_engine/test_engine_server.h"
 
 namespace gangway {
@@ -235,7 +237,7 @@ void EngineConnection::handle_update(const RequestUpdate& update) {
   }
   send_chunk(events);
   if (update.finished) {
-    out_pending_.append("0\r\n\r\n");
+    out_pending_.append(kLastChunk);
     write_now();
     end_response();
   }
@@ -254,13 +256,8 @@ void EngineConnection::shut_down() {
 
 void EngineConnection::respond(int status, std::string_view content_type, std::string_view body) {
   if (state_ == State::kClosed) return;
-  fmt::format_to(std::back_inserter(out_pending_), "HTTP/1.1 {} {}\r\nServer: gangway-engine\r\n",
-                 status, http_status_text(status));
-  if (!content_type.empty()) {
-    fmt::format_to(std::back_inserter(out_pending_), "Content-Type: {}\r\n", content_type);
-  }
-  fmt::format_to(std::back_inserter(out_pending_), "Content-Length: {}\r\n{}\r\n", body.size(),
-                 keep_alive_ ? "" : "Connection: close\r\n");
+  append_response_head(out_pending_, status, "gangway-engine", content_type, body.size(), "",
+                       keep_alive_);
   out_pending_.append(body);
   write_now();
   end_response();
@@ -276,16 +273,11 @@ void EngineConnection::respond_detail(int status, std::string_view detail) {
 
 void EngineConnection::send_stream_headers() {
   headers_sent_ = true;
-  fmt::format_to(std::back_inserter(out_pending_),
-                 "HTTP/1.1 200 OK\r\nServer: gangway-engine\r\nContent-Type: text/event-stream; "
-                 "charset=utf-8\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n{}\r\n",
-                 keep_alive_ ? "" : "Connection: close\r\n");
+  append_event_stream_head(out_pending_, "gangway-engine", "", keep_alive_);
 }
 
 void EngineConnection::send_chunk(std::string_view data) {
-  if (data.empty()) return;
-  fmt::format_to(std::back_inserter(out_pending_), "{:x}\r\n", data.size());
-  out_pending_.append(data).append("\r\n");
+  append_chunk(out_pending_, data);
   write_now();
 }
 
@@ -337,35 +329,10 @@ void EngineConnection::client_gone() {
   close();
 }
 
-// Half-closes and reads until the client closes too (or a second passes), so that unread bytes
-// (say, the body of a request refused with 413) do not reset the connection before the client has
-// read the answer.
 void EngineConnection::graceful_close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosing;
-  error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
-  read_timer_.expires_after(std::chrono::seconds(1));
-  read_timer_.async_wait([self = shared_from_this()](const error_code& error) {
-    if (!error) self->guarded([&] { self->close(); });
-  });
-  if (watching_) return;  // its completion (an error at the client's close) closes
-  auto drain = std::make_shared<std::array<char, 4096>>();
-  struct Drainer {
-    std::shared_ptr<EngineConnection> self;
-    std::shared_ptr<std::array<char, 4096>> buffer;
-    void operator()(const error_code& error, size_t) {
-      const auto connection = self;
-      connection->guarded([&] {
-        if (error || connection->state_ == State::kClosed) {
-          connection->close();
-          return;
-        }
-        connection->socket_.async_read_some(asio::buffer(*buffer), std::move(*this));
-      });
-    }
-  };
-  socket_.async_read_some(asio::buffer(*drain), Drainer{shared_from_this(), drain});
+  close_after_peer(shared_from_this(), watching_);
 }
 
 void EngineConnection::close() {

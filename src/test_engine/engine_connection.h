@@ -48,6 +48,9 @@ class EngineConnection : public std::enable_shared_from_this<EngineConnection> {
   void shut_down();
 
  private:
+  template <typename Connection>
+  friend void close_after_peer(const std::shared_ptr<Connection>& connection, bool reading);
+
   enum class State : uint8_t { kReading, kGenerating, kPausing, kClosing, kClosed };
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
@@ -81,7 +84,9 @@ class EngineConnection : public std::enable_shared_from_this<EngineConnection> {
   void write_now();
   void on_write(const boost::system::error_code& error);
   void client_gone();
+  // Half-closes, then closes once the client has closed too (http/close_after_peer.h).
   void graceful_close();
+  bool closing_is_done() const { return state_ == State::kClosed; }
   void close();
 
   boost::asio::ip::tcp::socket socket_;
