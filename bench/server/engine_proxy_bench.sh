@@ -2,9 +2,10 @@
 # What gangway serve adds in front of an engine: one `gangway engine` (the test engine) serving
 # bench/server/engine-proxy.yaml's workload, measured by `gangway load` once directly and once
 # through `gangway serve` attached to the same engine process; prints TTFT and inter-token
-# latency (TPOT) of both and their ratios, from one run each.
+# latency (TPOT) of both and their ratios, from one run each, and the CPU time gangway serve
+# spent per relayed request and per relayed token (user + system, over the proxied run).
 #
-#   bench/server/engine_proxy_bench.sh [--duration S]
+#   bench/server/engine_proxy_bench.sh [--duration S] [--rate REQUESTS_PER_S]
 #
 # Uses build/release/src/cli/gangway unless GANGWAY points at another binary.
 set -euo pipefail
@@ -12,15 +13,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 gangway=${GANGWAY:-$root/build/release/src/cli/gangway}
 duration=20
+rate=
 while [[ $# -gt 0 ]]; do
   case $1 in
     --duration) duration=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [[ -x $gangway ]] || { echo "no gangway binary at $gangway (make release)" >&2; exit 2; }
 out=$(mktemp -d /tmp/gangway-engine-proxy.XXXXXX)
 scenario=$here/engine-proxy.yaml
+rate_args=()
+[[ -n $rate ]] && rate_args=(--set "workload.streams[chat].arrival.rate_per_s=$rate")
 
 "$gangway" engine --model llama-3-8b --port 0 --port-file "$out/engine-port" \
   --gpu-memory-utilization 0.9 2>"$out/engine.log" &
@@ -31,7 +36,7 @@ for _ in $(seq 1 100); do [[ -s $out/engine-port ]] && break; sleep 0.05; done
 engine_port=$(cat "$out/engine-port")
 
 "$gangway" load --url "http://127.0.0.1:$engine_port" "$scenario" --duration "$duration" \
-  --json --no-progress >"$out/direct.json"
+  "${rate_args[@]}" --json --no-progress >"$out/direct.json"
 
 cp "$scenario" "$out/proxy.yaml"
 cat >>"$out/proxy.yaml" <<YAML
@@ -43,15 +48,24 @@ YAML
 "$gangway" serve "$out/proxy.yaml" --port 0 --port-file "$out/port" 2>"$out/server.log" &
 server=$!
 for _ in $(seq 1 100); do [[ -s $out/port ]] && break; sleep 0.05; done
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$server/stat"; }
+ticks_before=$(cpu_ticks)
 "$gangway" load --url "http://127.0.0.1:$(cat "$out/port")" "$scenario" --duration "$duration" \
-  --json --no-progress >"$out/proxy.json"
+  "${rate_args[@]}" --json --no-progress >"$out/proxy.json"
+ticks_after=$(cpu_ticks)
 kill -TERM $server
 wait $server || true
 server=
 
-/usr/bin/python3 - "$out/direct.json" "$out/proxy.json" <<'PY'
+/usr/bin/python3 - "$out/direct.json" "$out/proxy.json" "$((ticks_after - ticks_before))" \
+  "$(getconf CLK_TCK)" <<'PY'
 import json, sys
 direct, proxy = (json.load(open(p))["runs"][0]["total"] for p in sys.argv[1:3])
+cpu_s = int(sys.argv[3]) / int(sys.argv[4])
+completed = max(1, proxy["completed"])
+tokens = max(1, proxy["output_tokens"])
+print(f"gangway serve CPU: {cpu_s:.2f} s, {cpu_s / completed * 1e6:.0f} us per request, "
+      f"{cpu_s / tokens * 1e6:.1f} us per relayed token")
 print(f"completed: direct {direct['completed']} / {direct['arrived']}, "
       f"through gangway {proxy['completed']} / {proxy['arrived']}")
 print(f"{'measure':<22}{'direct':>10}{'gangway':>10}{'ratio':>8}")
