@@ -15,18 +15,6 @@ ApiError error_for_reason(Reason reason, int retry_after_s) {
       error.message = "Rate limit reached for this tenant or class; retry after the given delay.";
       error.retry_after_s = retry_after_s;
       break;
-    case Reason::kQueueFull:
-    case Reason::kDeadlineUnmeetable:
-    case Reason::kShed:
-    case Reason::kNoCapacity:
-    case Reason::kDraining:
-    case Reason::kEngineFailed:
-      error.status = 503;
-      error.type = "overloaded_error";
-      error.message = std::string("This node cannot serve the request now (") + to_string(reason) +
-                      "); send it to another node or retry after the given delay.";
-      error.retry_after_s = retry_after_s;
-      break;
     case Reason::kDeadlineExpired:
       error.status = 504;
       error.type = "timeout_error";
@@ -63,6 +51,21 @@ ApiError error_for_reason(Reason reason, int retry_after_s) {
       error.status = 500;
       error.type = "server_error";
       error.message = "The request ended without an answer.";
+      break;
+    default:
+      // The reasons to send the request to another node (retry_elsewhere, the one list of them;
+      // a rate limit, handled above, is retried here later instead).
+      if (!retry_elsewhere(reason)) {
+        error.status = 500;
+        error.type = "server_error";
+        error.message = std::string("The request ended (") + to_string(reason) + ").";
+        break;
+      }
+      error.status = 503;
+      error.type = "overloaded_error";
+      error.message = std::string("This node cannot serve the request now (") + to_string(reason) +
+                      "); send it to another node or retry after the given delay.";
+      error.retry_after_s = retry_after_s;
       break;
   }
   return error;

@@ -30,6 +30,30 @@ TEST(ApiErrorTest, NeverMeetableIsANonRetryable400ThatSaysWhy) {
   EXPECT_EQ(not_now.retry_after_s, 5);
 }
 
+// The statuses a load balancer acts on follow retry_elsewhere(), the one list of reasons to send
+// a request to another node: each of those is a 503 with Retry-After (a rate limit: 429, retried
+// here later), and no other reason answers 503 but the server's own stop.
+TEST(ApiErrorTest, EveryRetryElsewhereReasonAndOnlyThoseIsA503WithRetryAfter) {
+  for (int value = 0; value < kReasonCount; ++value) {
+    const auto reason = static_cast<Reason>(value);
+    const ApiError error = error_for_reason(reason, 3);
+    SCOPED_TRACE(to_string(reason));
+    EXPECT_EQ(error.code, to_string(reason));
+    if (reason == Reason::kRateLimited) {
+      EXPECT_EQ(error.status, 429);
+    } else if (retry_elsewhere(reason)) {
+      EXPECT_EQ(error.status, 503);
+      EXPECT_EQ(error.type, "overloaded_error");
+      EXPECT_EQ(error.retry_after_s, 3);
+    } else if (reason != Reason::kDriverStopped) {
+      EXPECT_NE(error.status, 503);
+    }
+    if (reason != Reason::kNone) {
+      EXPECT_NE(error.status, 500);
+    }
+  }
+}
+
 TEST(ApiErrorTest, ErrorBodiesAreValidJsonWhateverTheMessageHolds) {
   ApiError error = ApiError::invalid("bad \xff byte", "p\xc3");
   const std::string body = error_body(error);
