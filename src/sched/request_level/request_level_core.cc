@@ -226,10 +226,19 @@ Time RequestLevelCore::next_wakeup(Time now) const {
 TierBacklog RequestLevelCore::backlog(EngineTier tier) const {
   TierBacklog out;
   out.available = false;
+  auto waiting_since = [&](Time arrival) {
+    if (!out.oldest_waiting_arrival || arrival < *out.oldest_waiting_arrival) {
+      out.oldest_waiting_arrival = arrival;
+    }
+  };
   for (const EngineSlot& engine : engines_) {
     if (tier_of(engine) != tier) continue;
     out.available = out.available || engine.healthy;
     out.running += static_cast<int64_t>(engine.running.size());
+    for (const RequestId id : engine.running) {
+      const LiveRequest& request = requests_.at(id.value());
+      if (!request.first_token) waiting_since(request.spec.arrival);
+    }
   }
   for (const ModelSpec& model : node_.models) {
     if ((tier == EngineTier::kLarge) != model.is_large()) continue;
@@ -240,6 +249,7 @@ TierBacklog RequestLevelCore::backlog(EngineTier tier) const {
       if (!out.oldest_queued_arrival || arrival < *out.oldest_queued_arrival) {
         out.oldest_queued_arrival = arrival;
       }
+      waiting_since(arrival);
     }
   }
   return out;

@@ -165,6 +165,59 @@ TEST(RequestLevelCoreTest, LeaseSwitchPausesTheSmallTierBeforeResumingTheLargeOn
   EXPECT_EQ(h.core->tier_switches(), 2);
 }
 
+// A large request dispatched just before its engine was paused has no first token yet: it waits
+// for its tier's next turn like a queued one, and the aging bound counts it. (Counting queued
+// requests only, it waited out the small tier's whole hold.)
+TEST(RequestLevelCoreTest, ALargeRequestPausedBeforeItsFirstTokenAgesLikeAQueuedOne) {
+  const NodeSpec node = default_node_spec();
+  RequestLevelOptions options = arrival_order_tier_options(/*lease=*/true);
+  options.tiers.small_hold = milliseconds(5000);
+  options.tiers.max_large_wait = milliseconds(1000);
+  RequestLevelCore core(node, small_replicas_and_large_engine(8, 100000, 4, true), options);
+  core.start(Time::zero());
+  answer_controls(core, core.effects().controls, at_ms(1));
+  core.effects().clear();
+  auto spec = [](uint64_t id, int model, Time now) {
+    RequestSpec s;
+    s.id = RequestId(id);
+    s.model = ModelId(static_cast<uint16_t>(model));
+    s.slo_class = SloClassId(0);
+    s.arrival = now;
+    s.prompt_tokens = 100;
+    s.max_tokens = 50;
+    return s;
+  };
+  // The small tier is idle: the large request gets the GPUs at once and is dispatched.
+  ASSERT_TRUE(core.submit(spec(2, 1, at_ms(2)), at_ms(2)));
+  RequestLevelEffects effects = core.effects();
+  core.effects().clear();
+  answer_controls(core, effects.controls, at_ms(3));  // the small engines pause
+  effects = core.effects();
+  core.effects().clear();
+  answer_controls(core, effects.controls, at_ms(4));  // the large engine resumes
+  ASSERT_EQ(core.engine_of(RequestId(2)), EngineIndex(8));
+  // A small request arrives; the large tier's hold (100 ms) ends before request 2's first token,
+  // and the large engine pauses with it resident.
+  ASSERT_TRUE(core.submit(spec(3, 0, at_ms(10)), at_ms(10)));
+  core.effects().clear();
+  core.on_timer(core.next_wakeup(at_ms(10)));
+  effects = core.effects();
+  core.effects().clear();
+  answer_controls(core, effects.controls, at_ms(110));
+  effects = core.effects();
+  core.effects().clear();
+  answer_controls(core, effects.controls, at_ms(111));
+  core.effects().clear();
+  ASSERT_EQ(core.holder(), EngineTier::kSmall);
+  ASSERT_EQ(core.engine_of(RequestId(2)), EngineIndex(8));
+  // The small tier's hold would last until 5.1 s; request 2 has waited its 1 s at 1.002 s.
+  EXPECT_EQ(core.next_wakeup(at_ms(112)), at_ms(1002));
+  core.on_timer(at_ms(1002));
+  effects = core.effects();
+  ASSERT_EQ(effects.controls.size(), 8u);
+  EXPECT_EQ(effects.controls[0].kind, EngineControl::Kind::kPause);
+}
+
 TEST(RequestLevelCoreTest, AnIdleSmallTierHandsOverAtOnce) {
   Harness h(/*lease=*/true);
   h.answer(h.core->effects(), at_ms(1));

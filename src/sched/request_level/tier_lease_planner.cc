@@ -47,9 +47,10 @@ TierDecision TierLeasePlanner::decide(EngineTier holder, Time held_since, const 
     return decision;
   }
   decision.ask_again = hold_end;
-  // Aging: the large model's oldest queued request pulls its tier's turn forward.
-  if (holder == EngineTier::kSmall && large.oldest_queued_arrival) {
-    const Time aged = *large.oldest_queued_arrival + options_.max_large_wait;
+  // Aging: the large model's oldest request still without its first token pulls its tier's turn
+  // forward, queued or dispatched just before its engine was paused.
+  if (holder == EngineTier::kSmall && large.oldest_waiting_arrival) {
+    const Time aged = *large.oldest_waiting_arrival + options_.max_large_wait;
     if (now >= aged) {
       decision.hand_over = true;
       return decision;

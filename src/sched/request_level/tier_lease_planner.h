@@ -33,6 +33,10 @@ struct TierBacklog {
   int64_t queued = 0;
   int64_t running = 0;  // dispatched and not ended (held in place while paused, lease mode)
   std::optional<Time> oldest_queued_arrival;
+  // The oldest arrival among the requests still waiting for their first token: queued, or
+  // dispatched to an engine of the tier that has not produced it yet (held there while the tier
+  // is paused). The large tier's aging bound counts from it.
+  std::optional<Time> oldest_waiting_arrival;
   // Some engine of the tier is healthy.
   bool available = true;
 

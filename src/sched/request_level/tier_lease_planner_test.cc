@@ -24,6 +24,7 @@ TierBacklog busy(std::optional<Time> oldest = std::nullopt) {
   TierBacklog d;
   d.queued = 1;
   d.oldest_queued_arrival = oldest.value_or(at_ms(0));
+  d.oldest_waiting_arrival = d.oldest_queued_arrival;
   return d;
 }
 
