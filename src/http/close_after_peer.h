@@ -4,8 +4,8 @@
 // close. Closing with unread bytes in the socket (say, the body of a request refused with 413)
 // would make the kernel reset the connection before the client has read the answer.
 //
-// The only socket code in this layer; it is here because it is the one step of a connection's
-// life both servers take the same way. `Connection` is a connection class that names
+// With connection_writes.h, the only socket code in this layer: the steps of a connection's life
+// both servers take the same way. `Connection` is a connection class that names
 // close_after_peer a friend and has:
 //   socket_, read_timer_     the client's socket and the connection's read timer;
 //   bool closing_is_done()   whether the connection was closed meanwhile;

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "http/close_after_peer.h"
+#include "http/connection_writes.h"
 #include "http/http_status.h"
 #include "http/response_text.h"
 #include "server/client_text.h"
@@ -602,7 +603,7 @@ void HttpConnection::write_now() {
     // The common case: the kernel takes it all, and no asynchronous operation, completion
     // handler or reactor registration is needed (one send() syscall per write). Errors and a
     // full send buffer (would_block, or a part taken) go on through the asynchronous write below,
-    // which reports errors on_write() as before and waits for the socket to be writable.
+    // which reports errors to on_write_failed() and waits for the socket to be writable.
     error_code error;
     context_.counters->client_writes_total.fetch_add(1, std::memory_order_relaxed);
     const size_t written = socket_.write_some(asio::buffer(out_pending_), error);
@@ -616,34 +617,20 @@ void HttpConnection::write_now() {
 }
 
 void HttpConnection::start_write() {
-  writing_ = true;
   context_.counters->client_writes_total.fetch_add(1, std::memory_order_relaxed);
   context_.counters->client_writes_waited_total.fetch_add(1, std::memory_order_relaxed);
-  std::swap(out_pending_, out_writing_);
-  out_pending_.clear();
   // No timer per write (two more handlers for every token): the network thread's sweep
   // (check_write_stall) looks at when the write started.
   write_started_ = std::chrono::steady_clock::now();
-  asio::async_write(socket_, asio::buffer(out_writing_),
-                    [self = shared_from_this()](const error_code& error, size_t) {
-                      self->guarded([&] { self->on_write(error); });
-                    });
+  start_async_write(shared_from_this());
 }
 
-void HttpConnection::on_write(const error_code& error) {
-  writing_ = false;
-  out_writing_.clear();
-  if (state_ == State::kClosed) return;
-  if (error) {
-    if (sink_) {
-      client_gone("write failed: " + error.message());
-    } else {
-      close();
-    }
-    return;
+void HttpConnection::on_write_failed(const error_code& error) {
+  if (sink_) {
+    client_gone("write failed: " + error.message());
+  } else {
+    close();
   }
-  write_now();
-  if (!writing_ && close_after_write_) graceful_close();
 }
 
 void HttpConnection::check_write_stall(std::chrono::steady_clock::time_point now) {

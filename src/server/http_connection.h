@@ -67,6 +67,10 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
  private:
   template <typename Connection>
   friend void close_after_peer(const std::shared_ptr<Connection>& connection, bool reading);
+  template <typename Connection>
+  friend void start_async_write(const std::shared_ptr<Connection>& connection);
+  template <typename Connection>
+  friend void finish_async_write(Connection& connection, const boost::system::error_code& error);
 
   enum class State : uint8_t { kReading, kProcessing, kGenerating, kClosing, kClosed };
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
@@ -131,7 +135,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   // and only what the kernel did not take goes through an asynchronous write.
   void write_now();
   void start_write();
-  void on_write(const boost::system::error_code& error);
+  void on_write_failed(const boost::system::error_code& error);
   void client_gone(std::string_view reason);
   // Half-closes, then closes once the client has closed too (http/close_after_peer.h).
   void graceful_close();

@@ -7,6 +7,7 @@
 
 #include "batching/pause_mode.h"
 #include "http/close_after_peer.h"
+#include "http/connection_writes.h"
 #include "http/http_status.h"
 #include "http/response_text.h"
 #include "test_engine/test_engine_server.h"
@@ -117,11 +118,7 @@ void EngineConnection::on_watch(const error_code& error, size_t bytes) {
   watching_ = false;
   if (state_ == State::kClosed) return;
   if (error) {
-    if (state_ == State::kGenerating || state_ == State::kPausing) {
-      client_gone();
-    } else {
-      close();
-    }
+    end_on_socket_error();
     return;
   }
   buffer_.commit(bytes);
@@ -298,29 +295,19 @@ void EngineConnection::end_response() {
 
 void EngineConnection::write_now() {
   if (writing_ || out_pending_.empty() || state_ == State::kClosed) return;
-  writing_ = true;
-  std::swap(out_pending_, out_writing_);
-  out_pending_.clear();
-  asio::async_write(socket_, asio::buffer(out_writing_),
-                    [self = shared_from_this()](const error_code& error, size_t) {
-                      self->guarded([&] { self->on_write(error); });
-                    });
+  start_async_write(shared_from_this());
 }
 
-void EngineConnection::on_write(const error_code& error) {
-  writing_ = false;
-  out_writing_.clear();
-  if (state_ == State::kClosed) return;
-  if (error) {
-    if (state_ == State::kGenerating || state_ == State::kPausing) {
-      client_gone();
-    } else {
-      close();
-    }
-    return;
+void EngineConnection::on_write_failed(const error_code&) {
+  end_on_socket_error();
+}
+
+void EngineConnection::end_on_socket_error() {
+  if (state_ == State::kGenerating || state_ == State::kPausing) {
+    client_gone();
+  } else {
+    close();
   }
-  write_now();
-  if (!writing_ && close_after_write_) graceful_close();
 }
 
 void EngineConnection::client_gone() {

@@ -50,6 +50,10 @@ class EngineConnection : public std::enable_shared_from_this<EngineConnection> {
  private:
   template <typename Connection>
   friend void close_after_peer(const std::shared_ptr<Connection>& connection, bool reading);
+  template <typename Connection>
+  friend void start_async_write(const std::shared_ptr<Connection>& connection);
+  template <typename Connection>
+  friend void finish_async_write(Connection& connection, const boost::system::error_code& error);
 
   enum class State : uint8_t { kReading, kGenerating, kPausing, kClosing, kClosed };
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
@@ -82,7 +86,9 @@ class EngineConnection : public std::enable_shared_from_this<EngineConnection> {
   void send_chunk(std::string_view data);
   void end_response();
   void write_now();
-  void on_write(const boost::system::error_code& error);
+  // A failed write or read: the request generating is aborted, the connection closed.
+  void on_write_failed(const boost::system::error_code& error);
+  void end_on_socket_error();
   void client_gone();
   // Half-closes, then closes once the client has closed too (http/close_after_peer.h).
   void graceful_close();
