@@ -373,20 +373,26 @@ void SchedulerLoop::deliver_mailbox(size_t thread) {
 }
 
 void SchedulerLoop::arm_wakeup(Time now) {
-  const Time wanted = scheduler_->next_wakeup(now);
+  arm_wakeup_at(scheduler_->next_wakeup(now), [this](Time at) {
+    const auto start = std::chrono::steady_clock::now();
+    scheduler_->on_timer(at);
+    counters_.core_seconds += seconds_between(start, std::chrono::steady_clock::now());
+    apply_effects(at);
+  });
+}
+
+void SchedulerLoop::arm_wakeup_at(Time wanted, std::function<void(Time)> on_timer) {
   if (wanted == Time::max() || wanted >= armed_wakeup_) return;
   armed_wakeup_ = wanted;
   wakeup_.expires_at(clock_.to_steady(wanted));
-  wakeup_.async_wait([this](const boost::system::error_code& error) {
-    if (error || stopped_) return;
-    post([this](Time at) {
-      armed_wakeup_ = Time::max();
-      const auto start = std::chrono::steady_clock::now();
-      scheduler_->on_timer(at);
-      counters_.core_seconds += seconds_between(start, std::chrono::steady_clock::now());
-      apply_effects(at);
-    });
-  });
+  wakeup_.async_wait(
+      [this, on_timer = std::move(on_timer)](const boost::system::error_code& error) mutable {
+        if (error || stopped_) return;
+        post([this, on_timer = std::move(on_timer)](Time at) {
+          armed_wakeup_ = Time::max();
+          on_timer(at);
+        });
+      });
 }
 
 void SchedulerLoop::check_drained(Time now) {

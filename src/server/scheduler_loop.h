@@ -134,6 +134,9 @@ class SchedulerLoop {
   void flush();
   void deliver_mailbox(size_t thread);
   void arm_wakeup(Time now);
+  // Arms the loop's one wakeup timer for `wanted` unless an earlier wakeup is armed (Time::max():
+  // none wanted); when it fires, `on_timer` runs on the loop's thread at the time it fired.
+  void arm_wakeup_at(Time wanted, std::function<void(Time)> on_timer);
   void check_drained(Time now);
   // The scenario's faults on the emulated GPUs, timed from the server's start: overruns and
   // stalls stretch the iterations they touch (EmulatedGpus' end adjuster), a gpu_loss loses the

@@ -144,19 +144,10 @@ void SchedulerLoop::apply_engine_effects(Time now) {
   std::vector<RequestRecord> finished = std::move(effects.finished);
   effects.clear();
   for (const RequestRecord& record : finished) finish(record, now);
-  const Time wanted = engine_core_->next_wakeup(now);
-  if (wanted != Time::max() && wanted < armed_wakeup_) {
-    armed_wakeup_ = wanted;
-    wakeup_.expires_at(clock_.to_steady(wanted));
-    wakeup_.async_wait([this](const boost::system::error_code& error) {
-      if (error || stopped_) return;
-      post([this](Time at) {
-        armed_wakeup_ = Time::max();
-        engine_core_->on_timer(at);
-        apply_engine_effects(at);
-      });
-    });
-  }
+  arm_wakeup_at(engine_core_->next_wakeup(now), [this](Time at) {
+    engine_core_->on_timer(at);
+    apply_engine_effects(at);
+  });
   check_drained(now);
 }
 
