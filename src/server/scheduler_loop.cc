@@ -124,19 +124,6 @@ void SchedulerLoop::stop() {
   thread_.join();
 }
 
-template <typename Work>
-void SchedulerLoop::post(Work&& work) {
-  boost::asio::post(io_, [this, work = std::forward<Work>(work)]() mutable {
-    const auto start = std::chrono::steady_clock::now();
-    work(clock_.from_steady(start));
-    // Before the work's events go out: a client that has seen them finds /health up to date.
-    heartbeat_.publish(static_cast<int64_t>(live_in_core()), draining_);
-    flush();
-    ++counters_.events;
-    counters_.busy_seconds += seconds_between(start, std::chrono::steady_clock::now());
-  });
-}
-
 void SchedulerLoop::submit(Submission submission) {
   post([this, submission = std::move(submission)](Time now) mutable {
     handle_submit(submission, now);

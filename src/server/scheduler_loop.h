@@ -18,7 +18,9 @@
 #pragma once
 
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -208,5 +210,20 @@ class SchedulerLoop {
   boost::asio::steady_timer health_timer_;
   SchedulerHeartbeat heartbeat_;
 };
+
+// In the header: scheduler_loop.cc and scheduler_loop_engines.cc both post work.
+template <typename Work>
+void SchedulerLoop::post(Work&& work) {
+  boost::asio::post(io_, [this, work = std::forward<Work>(work)]() mutable {
+    const auto start = std::chrono::steady_clock::now();
+    work(clock_.from_steady(start));
+    // Before the work's events go out: a client that has seen them finds /health up to date.
+    heartbeat_.publish(static_cast<int64_t>(live_in_core()), draining_);
+    flush();
+    ++counters_.events;
+    counters_.busy_seconds +=
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  });
+}
 
 }  // namespace gangway
