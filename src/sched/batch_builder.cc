@@ -87,8 +87,8 @@ void BatchBuilder::record_admission_prediction(Sequence& seq, const ModelSpec& m
       now + prefill + Duration(static_cast<int64_t>(std::max(0.0, remaining - 1) * step.count()));
 }
 
-bool BatchBuilder::build_small(GpuRuntime& gpu, Replica& replica, Time now,
-                               std::optional<Duration> max_duration, BatchShape& shape) {
+std::optional<BatchShape> BatchBuilder::build_small(GpuRuntime& gpu, Replica& replica, Time now,
+                                                    std::optional<Duration> max_duration) {
   Target target;
   target.max_duration = max_duration;
   target.cost = cost_models_[replica.model.value()].get();
@@ -103,12 +103,11 @@ bool BatchBuilder::build_small(GpuRuntime& gpu, Replica& replica, Time now,
   target.pool_id = target.replica_index;
   target.resident_prefill_tokens = &replica.resident_prefill_tokens;
   target.kv_shortfall_blocks = &replica.kv_shortfall_blocks;
-  if (!build(target, now)) return false;
-  shape = target.shape;
-  return true;
+  if (!build(target, now)) return std::nullopt;
+  return target.shape;
 }
 
-bool BatchBuilder::build_large(Time now, bool admit_new, BatchShape& shape) {
+std::optional<BatchShape> BatchBuilder::build_large(Time now, bool admit_new) {
   LargeModelRuntime& large = *state_.large;
   Target target;
   target.model = &node_.model(large.model);
@@ -122,9 +121,8 @@ bool BatchBuilder::build_large(Time now, bool admit_new, BatchShape& shape) {
   target.resident_prefill_tokens = &large.resident_prefill_tokens;
   target.kv_shortfall_blocks = &large.kv_shortfall_blocks;
   target.cache_aware = options_.lm_cache_aware_batching && options_.prefix_caching;
-  if (!build(target, now)) return false;
-  shape = target.shape;
-  return true;
+  if (!build(target, now)) return std::nullopt;
+  return target.shape;
 }
 
 namespace {

@@ -46,15 +46,15 @@ class BatchBuilder {
         cost_models_(cost_models),
         preemptor_(preemptor) {}
 
-  // Builds `replica`'s next batch into gpu.batch and its shape into `shape`. With
-  // `max_duration`, the iteration must be predicted to end within it (lease mode: a GPU that
-  // reaches its boundary before the gang's barrier fills the wait with a shorter iteration).
-  // False (and an empty batch) if there is nothing to run.
-  bool build_small(GpuRuntime& gpu, Replica& replica, Time now,
-                   std::optional<Duration> max_duration, BatchShape& shape);
+  // Builds `replica`'s next batch into gpu.batch and returns its shape. With `max_duration`, the
+  // iteration must be predicted to end within it (lease mode: a GPU that reaches its boundary
+  // before the gang's barrier fills the wait with a shorter iteration). None (and an empty
+  // batch) if there is nothing to run.
+  std::optional<BatchShape> build_small(GpuRuntime& gpu, Replica& replica, Time now,
+                                        std::optional<Duration> max_duration);
   // Builds the gang's next batch into the large model's batch; new requests join only if
   // `admit_new`.
-  bool build_large(Time now, bool admit_new, BatchShape& shape);
+  std::optional<BatchShape> build_large(Time now, bool admit_new);
 
  private:
   struct Target;

@@ -1,9 +1,8 @@
 // The scheduler's event front door (sched/scheduler.h): arrivals, iteration completions,
 // cancellations and timers, and the decision pass each one ends with. Its parts live beside it
 // (kv_manager, batch_builder, gang_phase_machine, admission_gate, preemption, engine_faults,
-// invariants); what stays
-// here is the order in which one event drives them, kept in one file so that a reader can follow
-// an event from start to end.
+// invariants); what stays here is the order in which one event drives them, kept in one file so
+// that a reader can follow an event from start to end.
 
 #include "sched/scheduler.h"
 
@@ -465,8 +464,9 @@ bool Scheduler::stalled(Time now) const {
 
 bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now,
                              std::optional<Duration> max_duration) {
-  BatchShape shape;
-  if (!batches_.build_small(gpu, replica, now, max_duration, shape)) return false;
+  const std::optional<BatchShape> built = batches_.build_small(gpu, replica, now, max_duration);
+  if (!built) return false;
+  const BatchShape& shape = *built;
   const Duration predicted = cost_models_[replica.model.value()]->iteration_time(shape);
   gpu.small_busy = true;
   gpu.busy_since = now;
@@ -479,8 +479,9 @@ bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now,
 }
 
 bool Scheduler::launch_large(Time now, bool admit_new) {
-  BatchShape shape;
-  if (!batches_.build_large(now, admit_new, shape)) return false;
+  const std::optional<BatchShape> built = batches_.build_large(now, admit_new);
+  if (!built) return false;
+  const BatchShape& shape = *built;
   LargeModelRuntime& large = *state_.large;
   const Duration predicted = large.cost->iteration_time(shape);
   large.busy = true;

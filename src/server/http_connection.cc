@@ -13,8 +13,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
-#include "http/close_after_peer.h"
-#include "http/connection_writes.h"
+#include "http/connection_steps.h"
 #include "http/http_status.h"
 #include "http/response_text.h"
 #include "server/client_text.h"
@@ -622,7 +621,7 @@ void HttpConnection::start_write() {
   // No timer per write (two more handlers for every token): the network thread's sweep
   // (check_write_stall) looks at when the write started.
   write_started_ = std::chrono::steady_clock::now();
-  start_async_write(shared_from_this());
+  ConnectionSteps::start_async_write(shared_from_this());
 }
 
 void HttpConnection::on_write_failed(const error_code& error) {
@@ -710,7 +709,7 @@ void HttpConnection::on_failure(std::string_view what) noexcept {
 void HttpConnection::graceful_close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosing;
-  close_after_peer(shared_from_this(), watching_);
+  ConnectionSteps::close_after_peer(shared_from_this(), watching_);
 }
 
 void HttpConnection::close() {

@@ -65,12 +65,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void check_write_stall(std::chrono::steady_clock::time_point now);
 
  private:
-  template <typename Connection>
-  friend void close_after_peer(const std::shared_ptr<Connection>& connection, bool reading);
-  template <typename Connection>
-  friend void start_async_write(const std::shared_ptr<Connection>& connection);
-  template <typename Connection>
-  friend void finish_async_write(Connection& connection, const boost::system::error_code& error);
+  friend struct ConnectionSteps;  // http/connection_steps.h
 
   enum class State : uint8_t { kReading, kProcessing, kGenerating, kClosing, kClosed };
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
@@ -137,7 +132,7 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   void start_write();
   void on_write_failed(const boost::system::error_code& error);
   void client_gone(std::string_view reason);
-  // Half-closes, then closes once the client has closed too (http/close_after_peer.h).
+  // Half-closes, then closes once the client has closed too (http/connection_steps.h).
   void graceful_close();
   bool closing_is_done() const { return state_ == State::kClosed; }
   void close();

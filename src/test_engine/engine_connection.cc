@@ -6,8 +6,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "batching/pause_mode.h"
-#include "http/close_after_peer.h"
-#include "http/connection_writes.h"
+#include "http/connection_steps.h"
 #include "http/http_status.h"
 #include "http/response_text.h"
 #include "test_engine/test_engine_server.h"
@@ -295,7 +294,7 @@ void EngineConnection::end_response() {
 
 void EngineConnection::write_now() {
   if (writing_ || out_pending_.empty() || state_ == State::kClosed) return;
-  start_async_write(shared_from_this());
+  ConnectionSteps::start_async_write(shared_from_this());
 }
 
 void EngineConnection::on_write_failed(const error_code&) {
@@ -319,7 +318,7 @@ void EngineConnection::client_gone() {
 void EngineConnection::graceful_close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosing;
-  close_after_peer(shared_from_this(), watching_);
+  ConnectionSteps::close_after_peer(shared_from_this(), watching_);
 }
 
 void EngineConnection::close() {

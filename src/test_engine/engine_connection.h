@@ -48,12 +48,7 @@ class EngineConnection : public std::enable_shared_from_this<EngineConnection> {
   void shut_down();
 
  private:
-  template <typename Connection>
-  friend void close_after_peer(const std::shared_ptr<Connection>& connection, bool reading);
-  template <typename Connection>
-  friend void start_async_write(const std::shared_ptr<Connection>& connection);
-  template <typename Connection>
-  friend void finish_async_write(Connection& connection, const boost::system::error_code& error);
+  friend struct ConnectionSteps;  // http/connection_steps.h
 
   enum class State : uint8_t { kReading, kGenerating, kPausing, kClosing, kClosed };
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
@@ -90,7 +85,7 @@ class EngineConnection : public std::enable_shared_from_this<EngineConnection> {
   void on_write_failed(const boost::system::error_code& error);
   void end_on_socket_error();
   void client_gone();
-  // Half-closes, then closes once the client has closed too (http/close_after_peer.h).
+  // Half-closes, then closes once the client has closed too (http/connection_steps.h).
   void graceful_close();
   bool closing_is_done() const { return state_ == State::kClosed; }
   void close();

@@ -256,10 +256,10 @@ class GangwayPolicy final : public GangPolicy {
     const Time since = large_waiting_since(state);
     Time wake = since + spec_.max_large_wait;
     if (large_may_take_more()) wake = std::min(wake, since + spec_.batching_delay);
-    // earliest_large_urgency() with the decode urgency computed once.
-    const Time decode_due = large_decode_urgency(state);
-    wake = std::min({wake, large_first_token_urgency(state), decode_due});
-    if (decode_due != Time::max()) {
+    // The large model's urgencies; a decode is due barrier_ahead() before its pace point (never
+    // later than the point itself).
+    wake = std::min(wake, large_first_token_urgency(state));
+    if (const Time decode_due = large_decode_urgency(state); decode_due != Time::max()) {
       wake = std::min(wake, decode_due - barrier_ahead(state, Duration(0)));
     }
     return wake > now ? wake : Time::max();

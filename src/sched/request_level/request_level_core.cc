@@ -235,6 +235,9 @@ TierBacklog RequestLevelCore::backlog(EngineTier tier) const {
     if (tier_of(engine) != tier) continue;
     out.available = out.available || engine.healthy;
     out.running += static_cast<int64_t>(engine.running.size());
+    // Only the large tier's aging reads it (TierLeasePlanner): the small tier's running
+    // requests are not walked on every decision.
+    if (tier != EngineTier::kLarge) continue;
     for (const RequestId id : engine.running) {
       const LiveRequest& request = requests_.at(id.value());
       if (!request.first_token) waiting_since(request.spec.arrival);

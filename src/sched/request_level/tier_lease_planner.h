@@ -35,7 +35,8 @@ struct TierBacklog {
   std::optional<Time> oldest_queued_arrival;
   // The oldest arrival among the requests still waiting for their first token: queued, or
   // dispatched to an engine of the tier that has not produced it yet (held there while the tier
-  // is paused). The large tier's aging bound counts from it.
+  // is paused). The large tier's aging bound counts from it; for the small tier only queued
+  // requests are counted.
   std::optional<Time> oldest_waiting_arrival;
   // Some engine of the tier is healthy.
   bool available = true;
