@@ -16,7 +16,11 @@
 //   socket_, read_timer_             the client's socket and the connection's read timer;
 //   out_pending_, out_writing_       std::string buffers, as above;
 //   writing_, close_after_write_     a write is in flight; the connection closes once it is done;
-//   guarded(step)                    runs one completion handler's work (exceptions end it);
+//   buffer_, watching_               its read buffer; a read watching for bytes is pending;
+//   guarded(step)                    ConnectionSteps::guarded(*this, step), for its handlers;
+//   on_failure(what)                 what an exception from a step ends (the request, or the
+//                                    connection); if it throws too, the connection is closed;
+//   on_watch(error, bytes)           a watching read's completion;
 //   write_now(), graceful_close()    its next write (if anything is pending) and its closing;
 //   on_write_failed(error)           what a failed write ends (the request, the connection);
 //   close(), closing_is_done()       closes the socket; whether the connection is closed.
@@ -28,12 +32,49 @@
 #include <boost/asio/write.hpp>
 #include <boost/system/error_code.hpp>
 #include <chrono>
+#include <exception>
 #include <memory>
+#include <string_view>
 #include <utility>
 
 namespace gangway {
 
 struct ConnectionSteps {
+  // Runs one step of a connection's work (a completion handler, an event delivery). An exception
+  // from it, whatever input or bug caused it, ends what the connection's on_failure() ends; one
+  // from on_failure() itself closes the connection. No exception leaves a handler, so no client
+  // can stop the server.
+  template <typename Connection, typename Step>
+  static void guarded(Connection& connection, Step&& step) noexcept {
+    try {
+      std::forward<Step>(step)();
+    } catch (const std::exception& error) {
+      fail(connection, error.what());
+    } catch (...) {
+      fail(connection, "an exception of unknown type");
+    }
+  }
+
+  // Reads whatever bytes arrive next into the connection's buffer, and hands them to on_watch():
+  // the first bytes of a next request, or the client's close while an answer is generated.
+  template <typename Connection>
+  static void watch_for_bytes(const std::shared_ptr<Connection>& connection) {
+    connection->watching_ = true;
+    connection->socket_.async_read_some(
+        connection->buffer_.prepare(4096),
+        [self = connection](const boost::system::error_code& error, size_t bytes) {
+          self->guarded([&] { self->on_watch(error, bytes); });
+        });
+  }
+
+  // Shuts the socket down both ways and closes it (errors ignored: the peer may be gone).
+  template <typename Connection>
+  static void close_socket(Connection& connection) {
+    boost::system::error_code ignored;
+    connection.socket_.shutdown(boost::asio::ip::tcp::socket::shutdown_both, ignored);
+    connection.socket_.close(ignored);
+  }
+
   // Writes everything pending. REQUIRES: no write in flight.
   template <typename Connection>
   static void start_async_write(const std::shared_ptr<Connection>& connection) {
@@ -80,6 +121,19 @@ struct ConnectionSteps {
   }
 
  private:
+  template <typename Connection>
+  static void fail(Connection& connection, std::string_view what) noexcept {
+    try {
+      connection.on_failure(what);
+    } catch (...) {
+      try {
+        connection.close();
+      } catch (...) {
+        // Nothing is left to do for this connection; the socket closes with it.
+      }
+    }
+  }
+
   // A write's completion: the next write if more is pending, else the close it was waiting for.
   template <typename Connection>
   static void finish_async_write(Connection& connection, const boost::system::error_code& error) {

@@ -124,11 +124,7 @@ void HttpConnection::read_request() {
 // The first bytes of the next request are awaited with a plain read, so that the header
 // timeout can start when they arrive rather than when the connection went idle.
 void HttpConnection::wait_for_request() {
-  watching_ = true;
-  socket_.async_read_some(buffer_.prepare(4096),
-                          [self = shared_from_this()](const error_code& error, size_t bytes) {
-                            self->guarded([&] { self->on_watch(error, bytes); });
-                          });
+  ConnectionSteps::watch_for_bytes(shared_from_this());
 }
 
 void HttpConnection::begin_request() {
@@ -342,11 +338,7 @@ void HttpConnection::watch_for_disconnect() {
   // With a pipelined request already buffered the client is there, and the next parse must be
   // able to start as soon as this answer is out. After a half-close there is nothing to read.
   if (watching_ || state_ == State::kClosed || buffer_.size() > 0 || client_done_sending_) return;
-  watching_ = true;
-  socket_.async_read_some(buffer_.prepare(4096),
-                          [self = shared_from_this()](const error_code& error, size_t bytes) {
-                            self->guarded([&] { self->on_watch(error, bytes); });
-                          });
+  ConnectionSteps::watch_for_bytes(shared_from_this());
 }
 
 void HttpConnection::on_watch(const error_code& error, size_t bytes) {
@@ -669,38 +661,30 @@ void HttpConnection::shutdown() {
   if (state_ == State::kReading) guarded([&] { close(); });
 }
 
-void HttpConnection::on_failure(std::string_view what) noexcept {
-  try {
-    context_.counters->connection_errors_total.fetch_add(1, std::memory_order_relaxed);
-    context_.log->error("connection_error",
-                        {{"conn", id_},
-                         {"error", shown_client_text(what, 512)},
-                         {"action", "the request ends here; the server goes on"}});
-    if (state_ == State::kClosed) return;
-    abort_engine_stream();
-    // A request the scheduler holds ends there too (it counts as cancelled).
-    if (sink_) context_.loop->cancel(std::move(sink_));
-    sink_.reset();
-    const bool answer_started = headers_sent_ || writing_ || !out_pending_.empty();
-    if (state_ == State::kClosing || answer_started) {
-      close();
-      return;
-    }
-    keep_alive_ = false;
-    state_ = State::kProcessing;
-    ApiError error;
-    error.status = 500;
-    error.type = "server_error";
-    error.code = "internal_error";
-    error.message = "The server failed to handle this request; it was not run.";
-    respond_error(error);
-  } catch (...) {
-    try {
-      close();
-    } catch (...) {
-      // Nothing is left to do for this connection; the socket closes with it.
-    }
+void HttpConnection::on_failure(std::string_view what) {
+  context_.counters->connection_errors_total.fetch_add(1, std::memory_order_relaxed);
+  context_.log->error("connection_error",
+                      {{"conn", id_},
+                       {"error", shown_client_text(what, 512)},
+                       {"action", "the request ends here; the server goes on"}});
+  if (state_ == State::kClosed) return;
+  abort_engine_stream();
+  // A request the scheduler holds ends there too (it counts as cancelled).
+  if (sink_) context_.loop->cancel(std::move(sink_));
+  sink_.reset();
+  const bool answer_started = headers_sent_ || writing_ || !out_pending_.empty();
+  if (state_ == State::kClosing || answer_started) {
+    close();
+    return;
   }
+  keep_alive_ = false;
+  state_ = State::kProcessing;
+  ApiError error;
+  error.status = 500;
+  error.type = "server_error";
+  error.code = "internal_error";
+  error.message = "The server failed to handle this request; it was not run.";
+  respond_error(error);
 }
 
 // Half-closes and reads until the client closes too (or a second passes), so that unread bytes
@@ -716,9 +700,7 @@ void HttpConnection::close() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
   read_timer_.cancel();
-  error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  ConnectionSteps::close_socket(*this);
   registry_.erase(id_);
   abort_engine_stream();
   context_.counters->open_connections.fetch_sub(1, std::memory_order_relaxed);

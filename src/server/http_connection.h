@@ -27,8 +27,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <utility>
 
+#include "http/connection_steps.h"
 #include "server/connection_admission.h"
 #include "server/engine_stream.h"
 #include "server/openai_request.h"
@@ -70,22 +73,15 @@ class HttpConnection : public std::enable_shared_from_this<HttpConnection> {
   enum class State : uint8_t { kReading, kProcessing, kGenerating, kClosing, kClosed };
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
-  // Runs one step of this connection's work (a completion handler, an event delivery). An
-  // exception from it, whatever input or bug caused it, ends this connection's request only: the
-  // client gets a 500 if no byte of the answer has left yet (else the connection is closed), the
-  // request is cancelled in the scheduler if it had reached it, and the error is logged. No
-  // exception ever leaves a network thread's handlers, so no client can stop the server.
+  // Runs one step of this connection's work (ConnectionSteps::guarded). An exception from it
+  // ends this connection's request only: the client gets a 500 if no byte of the answer has left
+  // yet (else the connection is closed), the request is cancelled in the scheduler if it had
+  // reached it, and the error is logged.
   template <typename Step>
   void guarded(Step&& step) noexcept {
-    try {
-      step();
-    } catch (const std::exception& error) {
-      on_failure(error.what());
-    } catch (...) {
-      on_failure("an exception of unknown type");
-    }
+    ConnectionSteps::guarded(*this, std::forward<Step>(step));
   }
-  void on_failure(std::string_view what) noexcept;
+  void on_failure(std::string_view what);
   bool handle_event(StreamEvent& event);
   void finish_answer(const FinishedRequest& finished, RequestId id);
   // Request-level mode: the request goes to an engine process (engine_stream.h).

@@ -106,11 +106,7 @@ void EngineConnection::on_read(const error_code& error) {
 }
 
 void EngineConnection::watch() {
-  watching_ = true;
-  socket_.async_read_some(buffer_.prepare(4096),
-                          [self = shared_from_this()](const error_code& error, size_t bytes) {
-                            self->guarded([&] { self->on_watch(error, bytes); });
-                          });
+  ConnectionSteps::watch_for_bytes(shared_from_this());
 }
 
 void EngineConnection::on_watch(const error_code& error, size_t bytes) {
@@ -326,35 +322,25 @@ void EngineConnection::close() {
   if (state_ == State::kGenerating && request_id_ != 0) server_.abort(request_id_);
   state_ = State::kClosed;
   read_timer_.cancel();
-  error_code ignored;
-  socket_.shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  ConnectionSteps::close_socket(*this);
   renderer_.reset();
   // Last: this may release the final reference (the caller's handler still holds one).
   self_while_busy_.reset();
 }
 
-void EngineConnection::on_failure() noexcept {
-  try {
-    const bool answer_started = headers_sent_ || writing_ || !out_pending_.empty();
-    if (state_ == State::kClosed) return;
-    if (state_ == State::kGenerating && request_id_ != 0) server_.abort(request_id_);
-    request_id_ = 0;
-    if (answer_started || state_ == State::kClosing) {
-      close();
-      return;
-    }
-    keep_alive_ = false;
-    state_ = State::kClosing;
-    respond_error(
-        EngineApiError{500, "InternalServerError", "the engine failed to handle this request", ""});
-  } catch (...) {
-    try {
-      close();
-    } catch (...) {
-      // Nothing left to do; the socket closes with the connection.
-    }
+void EngineConnection::on_failure(std::string_view /*what*/) {
+  const bool answer_started = headers_sent_ || writing_ || !out_pending_.empty();
+  if (state_ == State::kClosed) return;
+  if (state_ == State::kGenerating && request_id_ != 0) server_.abort(request_id_);
+  request_id_ = 0;
+  if (answer_started || state_ == State::kClosing) {
+    close();
+    return;
   }
+  keep_alive_ = false;
+  state_ = State::kClosing;
+  respond_error(
+      EngineApiError{500, "InternalServerError", "the engine failed to handle this request", ""});
 }
 
 }  // namespace gangway

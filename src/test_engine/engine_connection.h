@@ -20,8 +20,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "batching/engine_request.h"
+#include "http/connection_steps.h"
 #include "test_engine/answer_renderer.h"
 #include "test_engine/engine_api_error.h"
 #include "test_engine/generation_parameters.h"
@@ -53,17 +55,13 @@ class EngineConnection : public std::enable_shared_from_this<EngineConnection> {
   enum class State : uint8_t { kReading, kGenerating, kPausing, kClosing, kClosed };
   using Parser = boost::beast::http::request_parser<boost::beast::http::string_body>;
 
+  // Runs one step of this connection's work (ConnectionSteps::guarded): an exception ends the
+  // request with a 500 if no byte of the answer has left yet, else closes the connection.
   template <typename Step>
   void guarded(Step&& step) noexcept {
-    try {
-      step();
-    } catch (const std::exception& error) {
-      on_failure();
-    } catch (...) {
-      on_failure();
-    }
+    ConnectionSteps::guarded(*this, std::forward<Step>(step));
   }
-  void on_failure() noexcept;
+  void on_failure(std::string_view what);
 
   void read_request();
   void start_parse();
