@@ -125,34 +125,55 @@ std::string ServerMetrics::render(const LoadReport& load, const HttpCounters& ht
   for (const ModelSpec& model : node_.models) {
     model_label.push_back("model_name=\"" + label_value(model.name) + "\"");
   }
+  // One sample per model, under vLLM's label: value(m) for m < count.
+  const auto per_model = [&](const char* name, size_t count, const auto& value) {
+    for (size_t m = 0; m < count; ++m) {
+      fmt::format_to(it, "{}{{{}}} {}\n", name, model_label[m], value(m));
+    }
+  };
+  // One sample per (model, SLO class) of the node, from a [model][class] table.
+  const auto per_model_and_class = [&](const char* name, const std::vector<uint64_t>& table) {
+    for (const ModelSpec& model : node_.models) {
+      for (const SloClass& slo : node_.slo_classes) {
+        fmt::format_to(it, "{}{{model=\"{}\",slo_class=\"{}\"}} {}\n", name,
+                       label_value(model.name), label_value(slo.name),
+                       table[model.id.value() * classes + slo.id.value()]);
+      }
+    }
+  };
+  // One sample per (model, SLO class) of the load report.
+  const auto per_class_load = [&](const char* name, int64_t ClassLoad::*field) {
+    for (const ModelLoad& model : load.models) {
+      for (const ClassLoad& c : model.classes) {
+        fmt::format_to(it, "{}{{model=\"{}\",slo_class=\"{}\"}} {}\n", name,
+                       label_value(model.model), label_value(c.slo_class), c.*field);
+      }
+    }
+  };
+  // A metric with one sample and no labels.
+  const auto single = [&](const char* name, const char* type, const char* help, const auto& value) {
+    header(out, name, type, help);
+    fmt::format_to(it, "{} {}\n", name, value);
+  };
 
   // --- vLLM's names -------------------------------------------------------------------------
   header(out, "vllm:num_requests_running", "gauge",
          "Number of requests in model execution batches.");
-  for (size_t m = 0; m < load.models.size(); ++m) {
-    fmt::format_to(it, "vllm:num_requests_running{{{}}} {}\n", model_label[m],
-                   load.models[m].running);
-  }
+  per_model("vllm:num_requests_running", load.models.size(),
+            [&](size_t m) { return load.models[m].running; });
   header(out, "vllm:num_requests_waiting", "gauge", "Number of requests waiting to be processed.");
-  for (size_t m = 0; m < load.models.size(); ++m) {
-    fmt::format_to(it, "vllm:num_requests_waiting{{{}}} {}\n", model_label[m],
-                   load.models[m].queued);
-  }
+  per_model("vllm:num_requests_waiting", load.models.size(),
+            [&](size_t m) { return load.models[m].queued; });
   for (const char* name : {"vllm:gpu_cache_usage_perc", "vllm:kv_cache_usage_perc"}) {
     header(out, name, "gauge", "KV-cache usage. 1 means 100 percent usage.");
-    for (size_t m = 0; m < load.models.size(); ++m) {
-      fmt::format_to(it, "{}{{{}}} {}\n", name, model_label[m], number(load.models[m].kv_usage));
-    }
+    per_model(name, load.models.size(), [&](size_t m) { return number(load.models[m].kv_usage); });
   }
   header(out, "vllm:prompt_tokens_total", "counter", "Number of prefill tokens processed.");
-  for (size_t m = 0; m < model_label.size(); ++m) {
-    fmt::format_to(it, "vllm:prompt_tokens_total{{{}}} {}\n", model_label[m], prompt_tokens_[m]);
-  }
+  per_model("vllm:prompt_tokens_total", model_label.size(),
+            [&](size_t m) { return prompt_tokens_[m]; });
   header(out, "vllm:generation_tokens_total", "counter", "Number of generation tokens processed.");
-  for (size_t m = 0; m < model_label.size(); ++m) {
-    fmt::format_to(it, "vllm:generation_tokens_total{{{}}} {}\n", model_label[m],
-                   generation_tokens_[m]);
-  }
+  per_model("vllm:generation_tokens_total", model_label.size(),
+            [&](size_t m) { return generation_tokens_[m]; });
   header(out, "vllm:request_success_total", "counter", "Count of successfully processed requests.");
   for (size_t m = 0; m < model_label.size(); ++m) {
     fmt::format_to(it, "vllm:request_success_total{{{},finished_reason=\"stop\"}} {}\n",
@@ -183,13 +204,7 @@ std::string ServerMetrics::render(const LoadReport& load, const HttpCounters& ht
   // --- gangway's own --------------------------------------------------------------------------
   header(out, "gangway_requests_arrived_total", "counter",
          "Requests handed to the scheduler, by model and SLO class.");
-  for (const ModelSpec& model : node_.models) {
-    for (const SloClass& slo : node_.slo_classes) {
-      fmt::format_to(it, "gangway_requests_arrived_total{{model=\"{}\",slo_class=\"{}\"}} {}\n",
-                     label_value(model.name), label_value(slo.name),
-                     arrived_[model.id.value() * classes + slo.id.value()]);
-    }
-  }
+  per_model_and_class("gangway_requests_arrived_total", arrived_);
   header(out, "gangway_requests_finished_total", "counter",
          "Requests that ended, by model, SLO class, outcome and reason (each exactly once).");
   for (const ModelSpec& model : node_.models) {
@@ -210,28 +225,12 @@ std::string ServerMetrics::render(const LoadReport& load, const HttpCounters& ht
   }
   header(out, "gangway_requests_slo_met_total", "counter",
          "Completed requests that met their SLO class's targets.");
-  for (const ModelSpec& model : node_.models) {
-    for (const SloClass& slo : node_.slo_classes) {
-      fmt::format_to(it, "gangway_requests_slo_met_total{{model=\"{}\",slo_class=\"{}\"}} {}\n",
-                     label_value(model.name), label_value(slo.name),
-                     slo_met_[model.id.value() * classes + slo.id.value()]);
-    }
-  }
+  per_model_and_class("gangway_requests_slo_met_total", slo_met_);
   header(out, "gangway_requests_queued", "gauge", "Requests waiting, by model and SLO class.");
-  for (const ModelLoad& model : load.models) {
-    for (const ClassLoad& c : model.classes) {
-      fmt::format_to(it, "gangway_requests_queued{{model=\"{}\",slo_class=\"{}\"}} {}\n",
-                     label_value(model.model), label_value(c.slo_class), c.queued);
-    }
-  }
+  per_class_load("gangway_requests_queued", &ClassLoad::queued);
   header(out, "gangway_requests_running", "gauge",
          "Requests resident on an engine, by model and SLO class.");
-  for (const ModelLoad& model : load.models) {
-    for (const ClassLoad& c : model.classes) {
-      fmt::format_to(it, "gangway_requests_running{{model=\"{}\",slo_class=\"{}\"}} {}\n",
-                     label_value(model.model), label_value(c.slo_class), c.running);
-    }
-  }
+  per_class_load("gangway_requests_running", &ClassLoad::running);
   header(out, "gangway_predicted_wait_seconds", "gauge",
          "Predicted queueing delay of a request arriving now, by model.");
   for (const ModelLoad& model : load.models) {
@@ -257,12 +256,11 @@ std::string ServerMetrics::render(const LoadReport& load, const HttpCounters& ht
     fmt::format_to(it, "gangway_gang_phase{{phase=\"{}\"}} {}\n", phase,
                    load.gang_phase == phase ? 1 : 0);
   }
-  header(out, "gangway_gang_phases_total", "counter", "Gang phases started.");
-  fmt::format_to(it, "gangway_gang_phases_total {}\n", gang_phases);
-  header(out, "gangway_live_requests", "gauge", "Requests admitted and not finished.");
-  fmt::format_to(it, "gangway_live_requests {}\n", load.live_requests);
-  header(out, "gangway_draining", "gauge", "1 while the server drains (after SIGTERM).");
-  fmt::format_to(it, "gangway_draining {}\n", draining ? 1 : 0);
+  single("gangway_gang_phases_total", "counter", "Gang phases started.", gang_phases);
+  single("gangway_live_requests", "gauge", "Requests admitted and not finished.",
+         load.live_requests);
+  single("gangway_draining", "gauge", "1 while the server drains (after SIGTERM).",
+         draining ? 1 : 0);
 
   header(out, "gangway_http_responses_total", "counter", "HTTP responses by status code.");
   for (size_t i = 0; i < HttpCounters::kStatuses.size(); ++i) {
@@ -272,57 +270,49 @@ std::string ServerMetrics::render(const LoadReport& load, const HttpCounters& ht
     fmt::format_to(it, "gangway_http_responses_total{{code=\"{}\"}} {}\n",
                    status == 0 ? std::string("other") : std::to_string(status), n);
   }
-  header(out, "gangway_open_connections", "gauge", "Open HTTP connections.");
-  fmt::format_to(it, "gangway_open_connections {}\n", http.open_connections.load());
-  header(out, "gangway_connections_total", "counter", "HTTP connections accepted.");
-  fmt::format_to(it, "gangway_connections_total {}\n", http.connections_total.load());
-  header(out, "gangway_slow_readers_cut_total", "counter",
-         "Connections cut off because the client read too slowly.");
-  fmt::format_to(it, "gangway_slow_readers_cut_total {}\n", http.slow_readers_cut_total.load());
-  header(out, "gangway_read_timeouts_total", "counter",
-         "Connections closed because a request did not arrive in time.");
-  fmt::format_to(it, "gangway_read_timeouts_total {}\n", http.read_timeouts_total.load());
-  header(out, "gangway_client_disconnects_total", "counter",
-         "Requests cancelled because their client went away.");
-  fmt::format_to(it, "gangway_client_disconnects_total {}\n", http.client_disconnects_total.load());
-  header(out, "gangway_client_writes_total", "counter",
-         "Writes of answer bytes to client sockets (send() calls and asynchronous writes).");
-  fmt::format_to(it, "gangway_client_writes_total {}\n", http.client_writes_total.load());
-  header(out, "gangway_client_writes_waited_total", "counter",
-         "Writes the kernel did not take at once (the client was behind on reading).");
-  fmt::format_to(it, "gangway_client_writes_waited_total {}\n",
-                 http.client_writes_waited_total.load());
-  header(out, "gangway_connection_errors_total", "counter",
-         "Requests whose handling failed inside the server (answered 500 or closed).");
-  fmt::format_to(it, "gangway_connection_errors_total {}\n", http.connection_errors_total.load());
-  header(out, "gangway_connections_refused_total", "counter",
-         "Connections closed when accepted: over the connection limits and the probe reserve.");
-  fmt::format_to(it, "gangway_connections_refused_total {}\n",
-                 http.connections_refused_total.load());
-  header(out, "gangway_reserve_connections_total", "counter",
-         "Connections over a connection limit taken into the probe reserve.");
-  fmt::format_to(it, "gangway_reserve_connections_total {}\n",
-                 http.reserve_connections_total.load());
+  single("gangway_open_connections", "gauge", "Open HTTP connections.",
+         http.open_connections.load());
+  single("gangway_connections_total", "counter", "HTTP connections accepted.",
+         http.connections_total.load());
+  single("gangway_slow_readers_cut_total", "counter",
+         "Connections cut off because the client read too slowly.",
+         http.slow_readers_cut_total.load());
+  single("gangway_read_timeouts_total", "counter",
+         "Connections closed because a request did not arrive in time.",
+         http.read_timeouts_total.load());
+  single("gangway_client_disconnects_total", "counter",
+         "Requests cancelled because their client went away.",
+         http.client_disconnects_total.load());
+  single("gangway_client_writes_total", "counter",
+         "Writes of answer bytes to client sockets (send() calls and asynchronous writes).",
+         http.client_writes_total.load());
+  single("gangway_client_writes_waited_total", "counter",
+         "Writes the kernel did not take at once (the client was behind on reading).",
+         http.client_writes_waited_total.load());
+  single("gangway_connection_errors_total", "counter",
+         "Requests whose handling failed inside the server (answered 500 or closed).",
+         http.connection_errors_total.load());
+  single("gangway_connections_refused_total", "counter",
+         "Connections closed when accepted: over the connection limits and the probe reserve.",
+         http.connections_refused_total.load());
+  single("gangway_reserve_connections_total", "counter",
+         "Connections over a connection limit taken into the probe reserve.",
+         http.reserve_connections_total.load());
 
-  header(out, "gangway_scheduler_loop_events_total", "counter",
-         "Handlers run on the scheduler thread.");
-  fmt::format_to(it, "gangway_scheduler_loop_events_total {}\n", loop.events);
-  header(out, "gangway_scheduler_loop_busy_seconds_total", "counter",
-         "Time the scheduler thread spent in its handlers.");
-  fmt::format_to(it, "gangway_scheduler_loop_busy_seconds_total {}\n", number(loop.busy_seconds));
-  header(out, "gangway_scheduler_core_seconds_total", "counter",
-         "Time spent inside the scheduler core's calls.");
-  fmt::format_to(it, "gangway_scheduler_core_seconds_total {}\n", number(loop.core_seconds));
-  header(out, "gangway_emulated_iterations_total", "counter", "Emulated iterations completed.");
-  fmt::format_to(it, "gangway_emulated_iterations_total {}\n", loop.iterations);
-  header(out, "gangway_emulated_timer_late_seconds_total", "counter",
-         "Sum over iterations of how late their completion was handled after the planned end.");
-  fmt::format_to(it, "gangway_emulated_timer_late_seconds_total {}\n",
-                 number(loop.timer_late_seconds));
-  header(out, "gangway_emulated_timer_late_seconds_max", "gauge",
-         "Latest-handled iteration completion so far, seconds after its planned end.");
-  fmt::format_to(it, "gangway_emulated_timer_late_seconds_max {}\n",
-                 number(loop.timer_late_max_seconds));
+  single("gangway_scheduler_loop_events_total", "counter", "Handlers run on the scheduler thread.",
+         loop.events);
+  single("gangway_scheduler_loop_busy_seconds_total", "counter",
+         "Time the scheduler thread spent in its handlers.", number(loop.busy_seconds));
+  single("gangway_scheduler_core_seconds_total", "counter",
+         "Time spent inside the scheduler core's calls.", number(loop.core_seconds));
+  single("gangway_emulated_iterations_total", "counter", "Emulated iterations completed.",
+         loop.iterations);
+  single("gangway_emulated_timer_late_seconds_total", "counter",
+         "Sum over iterations of how late their completion was handled after the planned end.",
+         number(loop.timer_late_seconds));
+  single("gangway_emulated_timer_late_seconds_max", "gauge",
+         "Latest-handled iteration completion so far, seconds after its planned end.",
+         number(loop.timer_late_max_seconds));
   return out;
 }
 
