@@ -33,4 +33,24 @@ inline void expect_scenario_error(const std::string& yaml, const std::string& fi
   EXPECT_THAT(message, ::testing::HasSubstr(what)) << yaml;
 }
 
+// The scenario_*errors_test files' pieces: scenarios named "bad.yaml", built from these parts.
+// Two lines: a small model "llama-3-8b".
+inline const std::string kSmallModelYaml = R"(models:
+  - {name: llama-3-8b, tier: small, shape: llama-3-8b}
+)";
+// Three lines: one stream of "llama-3-8b".
+inline const std::string kChatWorkloadYaml = R"(workload:
+  streams:
+    - {name: chat, model: llama-3-8b, arrival: {rate_per_s: 10}}
+)";
+
+inline std::string bad_scenario_error(const std::string& yaml) {
+  return scenario_error_of(yaml, "bad.yaml");
+}
+
+inline void expect_bad_scenario(const std::string& yaml, const std::string& where,
+                                const std::string& what) {
+  expect_scenario_error(yaml, "bad.yaml", where, what);
+}
+
 }  // namespace gangway
