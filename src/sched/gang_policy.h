@@ -49,8 +49,6 @@ struct BackfillStats {
   }
 };
 
-const char* to_string(ExecutionMode mode);
-
 class GangPolicy {
  public:
   virtual ~GangPolicy() = default;

@@ -1,4 +1,4 @@
-#include "sched/gang_policy.h"
+#include "sched/execution_mode.h"
 
 namespace gangway {
 
