@@ -38,6 +38,9 @@ JSON to --out (default build/soak/soak.json).
 
   scripts/soak.py [--gangway build/release/src/cli/gangway] [--minutes 12] [--rate-scale 0.1]
   scripts/soak.py --quick     # about 25 s: every kind of fault once, for CI
+
+Longer than most scripts because the schedule, the checked clients and the report share one
+run's processes and clock.
 """
 import argparse
 import http.client

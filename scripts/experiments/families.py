@@ -26,6 +26,9 @@ tiers and its paired interval lies above gangway's on at least one.
 Writes families.{md,json} and families-*.png to --out (default docs/results). --quick runs two
 members at two loads on two seeds with short windows (a few seconds to half a minute): the test
 that keeps the script's flags and JSON keys working.
+
+Longer than most scripts because it is one experiment: the members' definitions, the runs, the
+bound and the report page share one set of row summaries.
 """
 
 import argparse

@@ -17,6 +17,10 @@ Writes docs/results/gang-sweep.{md,json}, gang-sweep-seeds.json (the mixed point
 seeds) and gang-sweep-goodput.png, gang-steady.{md,json} (the points at and above capacity over
 longer windows), gang-oracle.{md,json}, gang-weights.{md,json} (the arbiter's
 weights at one mixed point), gang-azure.{md,json}.
+
+Longer than most scripts because it is one experiment: its five parts share the scenarios, the
+row summaries and the table helpers, and each report page's text sits beside the runs it
+describes.
 """
 
 import argparse
@@ -335,6 +339,21 @@ def row_for(results, policy, **where):
                 and all(r[k] == v for k, v in where.items()))
 
 
+def policy_table(results, points, lead, cell):
+    """A table with a row per point and a column per policy: each point is the fields that pick
+    its rows (row_for), lead(point) its first cells, then cell(row, policy) for every policy."""
+    return [lead(point) + [cell(row_for(results, policy, **point), policy) for policy in POLICIES]
+            for point in points]
+
+
+def sweep_points(loads, shares):
+    return [{"load": load, "large_share": share} for load in loads for share in shares]
+
+
+def sweep_lead(point):
+    return [f"{point['load']:.2f}", f"{point['large_share']:.2f}"]
+
+
 BASELINES = ["fcfs", "sm-first", "lm-first", "time-slice", "easy-backfill"]
 # Exclusive-mode baselines that serve both tiers (sm-first starves the LM, time-slice is
 # iteration-level): gangway-exclusive is also compared with the best of these.
@@ -359,15 +378,12 @@ def write_report(results, loads, shares, out_dir, settings, seed_results):
             best[(load, share)] = top["policy"]
     lines += ["## Goodput (requests meeting their SLO per second), best in bold", ""]
     header = ["load", "LM share"] + POLICIES
-    table = []
-    for load in loads:
-        for share in shares:
-            cells = [f"{load:.2f}", f"{share:.2f}"]
-            for policy in POLICIES:
-                r = row_for(results, policy, load=load, large_share=share)
-                text = fmt(r["goodput"])
-                cells.append(f"**{text}**" if best[(load, share)] == policy else text)
-            table.append(cells)
+    points = sweep_points(loads, shares)
+
+    def goodput_cell(r, policy):
+        text = fmt(r["goodput"])
+        return f"**{text}**" if best[(r["load"], r["large_share"])] == policy else text
+    table = policy_table(results, points, sweep_lead, goodput_cell)
     lines += [gx.markdown_table(header, table), ""]
 
     lines += ["## gangway against the best baseline at each point", "",
@@ -403,14 +419,9 @@ def write_report(results, loads, shares, out_dir, settings, seed_results):
 
     lines += ["## Starvation: longest queueing delay of each tier (ms)", "",
               "The worst wait of any measured request; `-` where the tier had no traffic.", ""]
-    table = []
-    for load in loads:
-        for share in shares:
-            cells = [f"{load:.2f}", f"{share:.2f}"]
-            for policy in POLICIES:
-                r = row_for(results, policy, load=load, large_share=share)
-                cells.append(f"{fmt(r['lm_queue_max'], 0)} / {fmt(r['sm_queue_max'], 0)}")
-            table.append(cells)
+    table = policy_table(
+        results, points, sweep_lead,
+        lambda r, _: f"{fmt(r['lm_queue_max'], 0)} / {fmt(r['sm_queue_max'], 0)}")
     lines += ["LM max / SM max:", "", gx.markdown_table(header, table), ""]
 
     for metric, title, percent in [
@@ -425,24 +436,12 @@ def write_report(results, loads, shares, out_dir, settings, seed_results):
             ("barrier", "Gang-barrier fraction of GPU time", True),
             ("idle_waiting", "Idle-while-waiting fraction of GPU time", True)]:
         lines += [f"## {title}", ""]
-        table = []
-        for load in loads:
-            for share in shares:
-                cells = [f"{load:.2f}", f"{share:.2f}"]
-                for policy in POLICIES:
-                    r = row_for(results, policy, load=load, large_share=share)
-                    cells.append(fmt(r[metric], 1 if not percent else 2, percent))
-                table.append(cells)
+        table = policy_table(results, points, sweep_lead,
+                             lambda r, _: fmt(r[metric], 1 if not percent else 2, percent))
         lines += [gx.markdown_table(header, table), ""]
     lines += ["## Gang barrier plus idle-while-waiting (target: under 3 % at load 0.85)", ""]
-    table = []
-    for load in loads:
-        for share in shares:
-            cells = [f"{load:.2f}", f"{share:.2f}"]
-            for policy in POLICIES:
-                r = row_for(results, policy, load=load, large_share=share)
-                cells.append(fmt(r["barrier"] + r["idle_waiting"], 2, True))
-            table.append(cells)
+    table = policy_table(results, points, sweep_lead,
+                         lambda r, _: fmt(r["barrier"] + r["idle_waiting"], 2, True))
     lines += [gx.markdown_table(header, table), ""]
     with open(os.path.join(out_dir, "gang-sweep.md"), "w") as f:
         f.write("\n".join(lines))
@@ -669,6 +668,11 @@ def write_azure_report(results, scales, out_dir, settings):
              "not measured), every policy on the same rows (mapping seed "
              f"{settings['azure_seed']}). This part took {settings['azure_wall_s']:.0f} s.", ""]
     header = ["rate scale", "offered req/s (LM)"] + POLICIES
+
+    def scale_lead(point):
+        first = next(r for r in results if r["rate_scale"] == point["rate_scale"])
+        return [str(point["rate_scale"]),
+                f"{first['offered_rps']:.0f} ({first['lm_offered_rps']:.1f})"]
     for metric, title, percent, digits in [
             ("goodput", "Goodput (req/s)", False, 1),
             ("slo", "SLO attainment", True, 1),
@@ -679,14 +683,8 @@ def write_azure_report(results, scales, out_dir, settings):
             ("sm_ttft_p99", "SM TTFT p99 (ms)", False, 0),
             ("utilization", "GPU utilisation", True, 1)]:
         lines += [f"## {title}", ""]
-        table = []
-        for scale in scales:
-            first = next(r for r in results if r["rate_scale"] == scale)
-            cells = [str(scale), f"{first['offered_rps']:.0f} ({first['lm_offered_rps']:.1f})"]
-            for policy in POLICIES:
-                r = row_for(results, policy, rate_scale=scale)
-                cells.append(fmt(r[metric], digits, percent))
-            table.append(cells)
+        table = policy_table(results, [{"rate_scale": scale} for scale in scales], scale_lead,
+                             lambda r, _: fmt(r[metric], digits, percent))
         lines += [gx.markdown_table(header, table), ""]
     lines += ["## Output-length predictor on the trace", "",
               "Mean absolute error of the predicted output length (tokens, and relative to the "

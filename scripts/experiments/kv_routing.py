@@ -21,6 +21,9 @@ workload (printed and recorded), so "80 % load" means 0.8 of that rate.
 
 Writes docs/results/kv-routing.md, docs/results/kv-routing.json and docs/results/kv-routing-*.png.
 Reports only what the runs measured.
+
+Longer than most scripts because it is one experiment: the five parts share the scenarios, the
+capacity bisection and one report page, whose text sits beside the runs it describes.
 """
 
 import argparse

@@ -11,7 +11,9 @@ burst (from the simulator's time series, --series-ms), and a spillover study wit
 behind a router model (the scenario's cluster: section).
 
 Writes docs/results/overload.{md,json} and the plots overload-goodput.png and
-overload-recovery.png. Every number in docs/overload.md comes from here.
+overload-recovery.png. Every number in docs/overload.md comes from here. Longer than most scripts because it is one
+experiment: its parts share the scenarios and the summaries of a run, and the report page's
+text sits beside the runs it describes.
 
     GANGWAY=build/release/src/cli/gangway /usr/bin/python3 scripts/experiments/overload.py \
         [--quick] [--out DIR]
