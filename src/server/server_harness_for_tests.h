@@ -211,4 +211,15 @@ inline double metric_value(const std::string& metrics, const std::string& sample
   return std::stod(metrics.substr(at + sample.size() + 2));
 }
 
+// The /metrics of a server on which one interactive request of model "small" ended because its
+// client went away: counted once as a disconnect and once as finished, cancelled.
+inline void expect_one_client_disconnect(const std::string& metrics) {
+  EXPECT_EQ(metric_value(metrics, "gangway_client_disconnects_total"), 1);
+  EXPECT_EQ(metric_value(metrics,
+                         "gangway_requests_finished_total{model=\"small\","
+                         "slo_class=\"interactive\",outcome=\"cancelled\","
+                         "reason=\"client_cancelled\"}"),
+            1);
+}
+
 }  // namespace gangway::testing
