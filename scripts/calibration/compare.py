@@ -296,8 +296,8 @@ def main():
                      f"{a['extra_compute_ms_at_default']:.2f} | "
                      f"{a['achieved_compute_efficiency']:.2f} |")
     if rerun_spread:
-        lines += ["", f"Rerun (a second device session): largest difference from the first run "
-                  f"{100 * max(rerun_spread):.1f} %."]
+        lines += ["", "Rerun (the whole grid timed again on a fresh start of the machine): largest "
+                  f"difference from the first run {100 * max(rerun_spread):.1f} %."]
     if kernels:
         lines += ["", "Kernel rates on the same GPU (scripts/calibration/gpu_kernel_rates.py):", "",
                   "| measurement | ms | rate |", "|---|---:|---:|"]
