@@ -13,6 +13,7 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "http/beast_text.h"
 #include "http/connection_steps.h"
 #include "http/http_status.h"
 #include "http/response_text.h"
@@ -26,10 +27,6 @@ namespace {
 namespace http = boost::beast::http;
 namespace asio = boost::asio;
 using boost::system::error_code;
-
-std::string_view as_view(boost::beast::string_view text) {
-  return {text.data(), text.size()};
-}
 
 bool starts_with_ignoring_case(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;

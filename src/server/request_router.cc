@@ -5,16 +5,13 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "http/beast_text.h"
 #include "server/client_text.h"
 
 namespace gangway {
 namespace {
 
 namespace http = boost::beast::http;
-
-std::string_view view_of(boost::beast::string_view text) {
-  return {text.data(), text.size()};
-}
 
 std::string_view trimmed(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
@@ -70,7 +67,7 @@ std::optional<ApiError> framing_error(const HttpRequest& request) {
   }
   const auto encodings = request.equal_range(http::field::content_encoding);
   for (auto field = encodings.first; field != encodings.second; ++field) {
-    const std::string_view value = view_of(field->value());
+    const std::string_view value = as_view(field->value());
     if (!value.empty() && !equals_ignoring_case(trimmed(value), "identity")) {
       return ApiError::request_error(415, "unsupported_content_encoding",
                                      "Content-Encoding '" + shown_client_text(value) +
@@ -79,7 +76,7 @@ std::optional<ApiError> framing_error(const HttpRequest& request) {
   }
   const auto transfer_codings = request.equal_range(http::field::transfer_encoding);
   for (auto field = transfer_codings.first; field != transfer_codings.second; ++field) {
-    const std::string_view value = view_of(field->value());
+    const std::string_view value = as_view(field->value());
     if (!equals_ignoring_case(trimmed(value), "chunked")) {
       return ApiError::request_error(501, "unsupported_transfer_encoding",
                                      "Transfer-Encoding '" + shown_client_text(value) +
@@ -118,10 +115,10 @@ RoutedRequest answer(int status, std::string body) {
 RoutedRequest route_generation(const HttpRequest& request, Endpoint endpoint,
                                const RouterContext& context) {
   const auto content_type = request[http::field::content_type];
-  if (!content_type.empty() && !is_json_media_type(view_of(content_type))) {
+  if (!content_type.empty() && !is_json_media_type(as_view(content_type))) {
     return error_answer(ApiError::request_error(415, "unsupported_media_type",
                                                 "Content-Type must be application/json, got '" +
-                                                    shown_client_text(view_of(content_type)) +
+                                                    shown_client_text(as_view(content_type)) +
                                                     "'."));
   }
   SchedulingHeaders headers;
@@ -161,7 +158,7 @@ RoutedRequest route_request(const HttpRequest& request, const RouterContext& con
     routed.close_connection = true;
     return routed;
   }
-  std::string_view target = view_of(request.target());
+  std::string_view target = as_view(request.target());
   if (const size_t query = target.find('?'); query != std::string_view::npos) {
     target = target.substr(0, query);
   }
@@ -175,7 +172,7 @@ RoutedRequest route_request(const HttpRequest& request, const RouterContext& con
     return error_answer(ApiError::request_error(
         404, "unknown_url",
         fmt::format("Unknown request URL: {} {}. See docs/server.md for the endpoints.",
-                    shown_client_text(view_of(request.method_string())),
+                    shown_client_text(as_view(request.method_string())),
                     shown_client_text(target))));
   }
   // Over a connection limit, only probes are answered (connection_admission.h).
@@ -190,7 +187,7 @@ RoutedRequest route_request(const HttpRequest& request, const RouterContext& con
     return error_answer(
         ApiError::request_error(405, "method_not_allowed",
                                 fmt::format("Method {} is not allowed on {}; use {}.",
-                                            shown_client_text(view_of(request.method_string())),
+                                            shown_client_text(as_view(request.method_string())),
                                             shown_client_text(target), allowed_name)),
         fmt::format("Allow: {}\r\n", allowed_name));
   }

@@ -6,6 +6,7 @@
 #include <boost/beast/http/read.hpp>
 
 #include "batching/pause_mode.h"
+#include "http/beast_text.h"
 #include "http/connection_steps.h"
 #include "http/http_status.h"
 #include "http/response_text.h"
@@ -17,10 +18,6 @@ namespace {
 namespace http = boost::beast::http;
 namespace asio = boost::asio;
 using boost::system::error_code;
-
-std::string_view as_view(boost::beast::string_view text) {
-  return {text.data(), text.size()};
-}
 
 // The value of `key` in a query string ("a=1&mode=keep"), if present. No percent-decoding: the
 // values the engine reads are plain words.

@@ -131,20 +131,20 @@ void RequestLevelCore::cancel(RequestId id, Time now) {
 }
 
 void RequestLevelCore::on_engine_paused(EngineIndex index, Time now) {
-  EngineSlot& engine = engines_.at(index);
-  if (engine.pause == EnginePause::kPausing) {
-    engine.pause = EnginePause::kPaused;
-    ++engine.pauses;
-  }
-  decide(now);
-  after_event(now);
+  on_control_answered(index, EnginePause::kPausing, EnginePause::kPaused, &EngineSlot::pauses, now);
 }
 
 void RequestLevelCore::on_engine_resumed(EngineIndex index, Time now) {
+  on_control_answered(index, EnginePause::kResuming, EnginePause::kRunning, &EngineSlot::resumes,
+                      now);
+}
+
+void RequestLevelCore::on_control_answered(EngineIndex index, EnginePause from, EnginePause to,
+                                           int64_t EngineSlot::*count, Time now) {
   EngineSlot& engine = engines_.at(index);
-  if (engine.pause == EnginePause::kResuming) {
-    engine.pause = EnginePause::kRunning;
-    ++engine.resumes;
+  if (engine.pause == from) {
+    engine.pause = to;
+    ++(engine.*count);
   }
   decide(now);
   after_event(now);

@@ -132,6 +132,10 @@ class RequestLevelCore {
     return engine.descriptor.large ? EngineTier::kLarge : EngineTier::kSmall;
   }
   bool model_available(ModelId model) const;
+  // A pause or resume call answered: an engine on its way (`from`) reaches `to`, and the
+  // transition is counted in `count`; then the decision pass.
+  void on_control_answered(EngineIndex index, EnginePause from, EnginePause to,
+                           int64_t EngineSlot::*count, Time now);
   void decide(Time now);
   void plan_tiers(Time now);
   void begin_switch(Time now);
