@@ -2,7 +2,8 @@
 // large-model iteration, exclusive-mode limits that are not positive, a large model on fewer than
 // all GPUs, an unknown policy. Each is one InputError "FILE:LINE: policy.KEY: ..." that names the
 // key and what is allowed (the CLI turns it into exit status 2). Also the oracle switch,
-// scheduler.oracle_output_lengths, read strictly.
+// scheduler.oracle_output_lengths, and the decode-pace reservation, policy.pace_reserve, read
+// strictly.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -97,6 +98,16 @@ TEST(GangPolicyConfigTest, LargeModelNeedsEveryGpu) {
   - {name: l, tier: large, shape: llama-3-70b, tensor_parallel: 4}
 )" + kWorkload,
                "3: models[1].tensor_parallel", "to equal node.gpus (8), got 4");
+}
+
+TEST(GangPolicyConfigTest, PaceReserveIsAStrictBooleanOfLeaseMode) {
+  EXPECT_FALSE(parse_scenario(with_policy("gangway"), "gang.yaml").policy.pace_reserve);
+  EXPECT_TRUE(parse_scenario(with_policy("{name: gangway, pace_reserve: true}"), "gang.yaml")
+                  .policy.pace_reserve);
+  expect_error(with_policy("{name: gangway, pace_reserve: often}"), "4: policy.pace_reserve",
+               "true or false");
+  expect_error(with_policy("{name: gangway, mode: exclusive, pace_reserve: true}"),
+               "4: policy.pace_reserve", "lease mode");
 }
 
 TEST(GangPolicyConfigTest, OracleOutputLengthsIsAStrictBoolean) {

@@ -45,6 +45,12 @@ void read_policy_parameters(const YamlMap& map, PolicySpec& spec) {
                format_number(spec.large_share_min) + "), got " +
                format_number(spec.large_share_max));
   }
+  if (const auto v = map.get("pace_reserve")) {
+    spec.pace_reserve = v->boolean();
+    if (spec.pace_reserve && spec.mode == ExecutionMode::kExclusive) {
+      v->fail("is read only in lease mode (mode: lease)");
+    }
+  }
   read_duration_ms(map, "lease_min_ms", false, spec.lease_min);
   read_duration_ms(map, "lease_max_ms", false, spec.lease_max);
   if (spec.lease_max < spec.lease_min) {
@@ -89,6 +95,7 @@ const std::vector<std::string>& policy_keys() {
                                                 "split",
                                                 "large_share_min",
                                                 "large_share_max",
+                                                "pace_reserve",
                                                 "lease_min_ms",
                                                 "lease_max_ms",
                                                 "max_large_wait_ms",

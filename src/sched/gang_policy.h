@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 #include "core/time.h"
@@ -93,7 +94,8 @@ class GangPolicy {
 
   // Notifications, for policies that account for use (virtual time, shares). An iteration is
   // reported after its sequences have been updated (tokens counted, finished ones removed), so
-  // the state is the one the next decision sees; launch.entries is empty by then.
+  // the state is the one the next decision sees; launch.entries is empty by then, launch.shape says
+  // what the iteration ran.
   virtual void on_iteration_finished(const SchedulerView& state, const IterationLaunch& launch,
                                      Time end) {
     (void)state;
@@ -111,6 +113,18 @@ class GangPolicy {
   virtual void on_gang_released(const SchedulerView& state, Time now) {
     (void)state;
     (void)now;
+  }
+
+  // Admission asks before it takes a large request whose class has a TPOT target: whether the
+  // gang can keep its decode pace beside the resident large sequences (docs/gang-scheduling.md,
+  // "Decode-pace reservation"). None: it can, or the policy makes no such promise; otherwise how
+  // long until a retry may find room.
+  virtual std::optional<Duration> large_pace_refusal(const SchedulerView& state,
+                                                     const Sequence& seq, Time now) {
+    (void)state;
+    (void)seq;
+    (void)now;
+    return std::nullopt;
   }
 
   // Exclusive-mode policies with a backfill reservation report how it held (zeros otherwise).

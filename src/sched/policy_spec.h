@@ -37,6 +37,11 @@ struct PolicySpec {
   TierSplit split = TierSplit::kWeights;
   double large_share_min = 0.3;
   double large_share_max = 0.7;
+  // Lease mode: the decode-pace reservation (docs/gang-scheduling.md, "Decode-pace
+  // reservation"). Resident large sequences with a TPOT target take the gang at their pace point
+  // over the small models' urgency while their pace fits in the large model's pace budget, and
+  // admission takes a large request with a TPOT target only if the gang can pace it beside them.
+  bool pace_reserve = false;
   // A lease, once started, lasts at least lease_min (so its barrier is worth paying) and at most
   // lease_max (the bound on how long small requests wait), less if the large queue empties.
   Duration lease_min = std::chrono::milliseconds(40);

@@ -138,7 +138,11 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
     Sequence& seq = state_.sequences[handle];
     // Not queued anywhere until admitted: shedding (below) must not take it for a queued one.
     seq.state = SequenceState::kFinished;
-    const AdmissionQuery query = gate_.query(seq, now);
+    AdmissionQuery query = gate_.query(seq, now);
+    if (model.is_large() && gate_.controller().enabled() && !query.no_capacity &&
+        node_.slo_class(spec.slo_class).tpot_target) {
+      query.pace_retry_after = policy_->large_pace_refusal(state_, seq, now);
+    }
     if (gate_.samples_pressure(query)) {
       if (gate_.observe_pressure(spec.model, query, now)) shed_queued(now);
       gate_.publish_overload(now);
@@ -284,7 +288,9 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
   if (engine.gang) {
     LargeModelRuntime& large = *state_.large;
     if (!large.busy) throw std::logic_error("on_iteration_done: the gang has no iteration");
-    const IterationLaunch launch{engine, large.model, {}, {}, {}, large.busy_since};
+    // The shape is the finished batch's (the policies' demand model counts its prefill).
+    const IterationLaunch launch{engine, large.model,     {}, shape_of(large.batch),
+                                 {},     large.busy_since};
     large.busy = false;
     large.slowdown = next_slowdown(large.slowdown, large.busy_since, large.predicted_free, now);
     complete_batch(large.batch, ended, now);
@@ -292,8 +298,9 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
   } else {
     GpuRuntime& gpu = state_.gpus.at(engine.gpu.value());
     if (!gpu.small_busy) throw std::logic_error("on_iteration_done: the GPU has no iteration");
-    const IterationLaunch launch{
-        engine, state_.replicas[gpu.batch_replica].model, {}, {}, {}, gpu.busy_since};
+    const IterationLaunch launch{engine, state_.replicas[gpu.batch_replica].model,
+                                 {},     shape_of(gpu.batch),
+                                 {},     gpu.busy_since};
     gpu.small_busy = false;
     gpu.slowdown = next_slowdown(gpu.slowdown, gpu.busy_since, gpu.predicted_free, now);
     complete_batch(gpu.batch, ended, now);

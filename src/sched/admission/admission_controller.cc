@@ -119,15 +119,20 @@ AdmissionVerdict AdmissionController::decide(const RequestSpec& spec, const Admi
       const Duration own = *spec.ttft_deadline - spec.arrival;
       target = target ? std::min(*target, own) : own;
     }
-    if (target && query.predicted_ttft > *target) {
-      const Duration late = query.predicted_ttft - *target;
+    // A class with a TPOT target is promised its decode pace too: an arrival the gang cannot
+    // pace is a predicted miss as a late first token is.
+    const bool late_first_token = target && query.predicted_ttft > *target;
+    const bool pace_short = slo.tpot_target && query.pace_retry_after;
+    if (late_first_token || pace_short) {
+      Duration late = late_first_token ? query.predicted_ttft - *target : Duration(0);
+      if (pace_short) late = std::max(late, *query.pace_retry_after);
       const bool last_rung = ladder_.at_least(OverloadLevel::kShedInteractive);
       MissAction action = slo.on_predicted_miss;
       if (action == MissAction::kDowngrade && !slo.downgrade_to) action = MissAction::kReject;
       if (last_rung && slo.sheddable) action = MissAction::kReject;
       switch (action) {
         case MissAction::kReject:
-          if (query.idle_ttft > *target) {
+          if (late_first_token && query.idle_ttft > *target) {
             return reject(Reason::kDeadlineNeverMeetable, std::nullopt, spec);
           }
           return reject(Reason::kDeadlineUnmeetable, late, spec);

@@ -33,6 +33,10 @@ struct AdmissionQuery {
   int64_t queued_same_class = 0;
   // The model cannot run on this node now (a GPU of the gang or of every replica is lost).
   bool no_capacity = false;
+  // The large model only: the gang cannot keep the decode pace of its class's TPOT target
+  // beside the resident sequences within the time it can count on; how long until a retry may
+  // find room. None: the pace fits, or nothing was asked.
+  std::optional<Duration> pace_retry_after;
 };
 
 struct AdmissionVerdict {

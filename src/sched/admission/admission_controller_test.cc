@@ -70,6 +70,29 @@ TEST(AdmissionController, LadderStepsDownWithoutArrivalsOnceTheSamplesAreStale) 
   EXPECT_FALSE(disabled.refresh_pressure(at_ms(5000)));
 }
 
+TEST(AdmissionController, UnpaceableArrivalIsAPredictedMissOnlyWhereItsClassHasATpotTarget) {
+  NodeSpec node = node_with_default_classes();
+  node.slo_classes[0].on_predicted_miss = MissAction::kReject;
+  AdmissionController admission(node, AdmissionOptions{});
+  AdmissionQuery unpaceable = predicted(100);  // the first token would be on time
+  unpaceable.pace_retry_after = milliseconds(1500);
+  // Interactive (50 ms TPOT target): rejected as unmeetable now, with the policy's Retry-After.
+  const AdmissionVerdict rejected = admission.decide(request(0), unpaceable, at_ms(0));
+  EXPECT_FALSE(rejected.admit);
+  EXPECT_EQ(rejected.reason, Reason::kDeadlineUnmeetable);
+  ASSERT_TRUE(rejected.retry_after.has_value());
+  EXPECT_EQ(*rejected.retry_after, milliseconds(1500));
+  // A short Retry-After is raised to the least one admission gives.
+  unpaceable.pace_retry_after = milliseconds(200);
+  const AdmissionVerdict soon = admission.decide(request(0), unpaceable, at_ms(0));
+  ASSERT_TRUE(soon.retry_after.has_value());
+  EXPECT_EQ(*soon.retry_after, std::chrono::seconds(1));
+  // Standard has no TPOT target: the pace says nothing about it.
+  EXPECT_TRUE(admission.decide(request(1), unpaceable, at_ms(0)).admit);
+  // A paceable interactive arrival on time is admitted.
+  EXPECT_TRUE(admission.decide(request(0), predicted(100), at_ms(0)).admit);
+}
+
 TEST(AdmissionController, PredictedMissIsRejectedDowngradedOrTakenByClassPolicy) {
   NodeSpec node = node_with_default_classes();
   node.slo_classes[0].on_predicted_miss = MissAction::kReject;

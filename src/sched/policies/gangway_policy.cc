@@ -75,6 +75,7 @@ class GangwayPolicy final : public GangPolicy {
         mode_(mode),
         arbiter_(spec.large_weight, spec.small_weight, 8),
         demand_split_(mode == ExecutionMode::kLease && spec.split == TierSplit::kDemand),
+        pace_reserve_(mode == ExecutionMode::kLease && spec.pace_reserve),
         split_(share_limits(spec)),
         planner_(spec.conservative_backfill) {}
 
@@ -147,6 +148,13 @@ class GangwayPolicy final : public GangPolicy {
       if (gang_ready >= large_due && large_due <= small_urgency) return true;
       if (gang_ready + state.large()->last_iteration >= small_urgency) return false;
     }
+    // Decode-pace reservation: resident sequences with a TPOT target that the large model's
+    // time can pace (pace_reserved) take the gang at their pace point whatever the small
+    // models' urgency; beyond it the shares decide.
+    if (pace_reserve_ && gang_ready >= large_decode_urgency(state, /*targets_only=*/true) &&
+        pace_reserved(state, now)) {
+      return true;
+    }
     if (now + barrier + spec_.lease_min >= small_urgency &&
         !arbiter_.large_within_share(spec_.lease_min)) {
       return false;
@@ -186,6 +194,11 @@ class GangwayPolicy final : public GangPolicy {
     // headroom) a large request's first token is due before it.
     if (now + step >= small_latest) {
       if (deadlines_order_tiers(state, now) && large_first_token_urgency(state) <= small_latest) {
+        return true;
+      }
+      // A reserved pace point (want_gang) that is due keeps the lease for its token.
+      if (pace_reserve_ && now >= large_decode_urgency(state, /*targets_only=*/true) &&
+          pace_reserved(state, now)) {
         return true;
       }
       // Demand split, while the demands fit: the lease goes on for large work due no later than
@@ -268,7 +281,7 @@ class GangwayPolicy final : public GangPolicy {
   void on_iteration_finished(const SchedulerView& state, const IterationLaunch& launch,
                              Time end) override {
     const Duration busy = end - launch.start;
-    if (demand_split_) split_.on_iteration_finished(launch, end);
+    split_.on_iteration_finished(launch, end);
     if (launch.engine.gang) {
       arbiter_.charge_large(busy);
       return;
@@ -315,10 +328,36 @@ class GangwayPolicy final : public GangPolicy {
 
   BackfillStats backfill_stats() const override { return backfill_stats_; }
 
+  // Admission's decode-pace screen (docs/gang-scheduling.md, "Decode-pace reservation"): the
+  // arrival is taken only if the share of time the gang needs to pace it beside the resident
+  // sequences (large_pace_need, with the large model's prefill demand riding in the paced
+  // iterations) fits in the pace budget. Otherwise a retry may find room once the small models'
+  // queued work, due within their tightest first-token target, is done.
+  std::optional<Duration> large_pace_refusal(const SchedulerView& state, const Sequence& seq,
+                                             Time now) override {
+    if (!pace_reserving(state)) return std::nullopt;
+    const std::optional<Duration> target = state.node().slo_class(seq.spec.slo_class).tpot_target;
+    if (!target) return std::nullopt;
+    if (!initialised_) initialise(state);
+    const SharePlan& plan = split_.plan(state, now);
+    // The large model's prefill demand, as prompt tokens per second, rides in the paced
+    // iterations.
+    const double lone_token_s = to_seconds(large_chunk_time_) * state.large()->slowdown /
+                                state.node().model(state.large()->model).prefill_chunk_tokens;
+    const double need = large_pace_need(state, &seq, plan.large.prefill / lone_token_s);
+    if (need <= pace_budget(state, plan)) return std::nullopt;
+    Duration retry = kNoTargetHorizon;
+    for (const SloClass& slo : state.node().slo_classes) {
+      if (slo.ttft_target) retry = std::min(retry, *slo.ttft_target);
+    }
+    return retry;
+  }
+
  private:
   void initialise(const SchedulerView& state) {
     initialised_ = true;
-    if (demand_split_) split_.initialise(state, kNoTargetHorizon);
+    // The demands serve the split (policy.split: demand) and the decode-pace reservation.
+    if (demand_split_ || pace_reserve_) split_.initialise(state, kNoTargetHorizon);
     arbiter_ = VirtualTimeArbiter(spec_.large_weight, spec_.small_weight,
                                   static_cast<int>(state.gpus().size()));
     if (state.large()) {
@@ -358,6 +397,68 @@ class GangwayPolicy final : public GangPolicy {
       arbiter_.set_weights(std::max(kLeastWeight, plan.large_share),
                            std::max(kLeastWeight, 1.0 - plan.large_share));
     }
+  }
+
+  // The share of the node's time the gang needs to keep the resident large sequences with a TPOT
+  // target on pace (and `arrival`, if given, as one of them): one iteration per tightest target
+  // among them, of every resident decoding sequence (an iteration runs them all) and the prompt
+  // tokens that arrive in a period at `prefill_tokens_per_s`, at the cost model's time for that
+  // batch. Zero when none has a target.
+  double large_pace_need(const SchedulerView& state, const Sequence* arrival,
+                         double prefill_tokens_per_s) const {
+    const LargeModelRuntime& large = *state.large();
+    BatchShape shape;
+    std::optional<Duration> period;
+    auto add = [&](const Sequence& seq, int64_t context) {
+      ++shape.decode_seqs;
+      shape.decode_context_tokens += context;
+      const std::optional<Duration> tpot = state.node().slo_class(seq.spec.slo_class).tpot_target;
+      if (tpot && (!period || *tpot < *period)) period = tpot;
+    };
+    for (SequenceHandle h : large.running) {
+      const Sequence& seq = state.sequence(h);
+      if (seq.first_token) add(seq, seq.kv_tokens);
+    }
+    if (arrival != nullptr) add(*arrival, arrival->spec.prompt_tokens);
+    if (!period) return 0;
+    const double prefill = prefill_tokens_per_s * to_seconds(*period);
+    if (prefill >= 1) {
+      shape.prefill_tokens = static_cast<int32_t>(prefill);
+      shape.prefill_seqs = 1;
+    }
+    return to_seconds(large.cost->iteration_time(shape)) * large.slowdown / to_seconds(*period);
+  }
+
+  // The share of the node's time the large model's decode pace may count on: what the small
+  // models' demand (tier_demand.h: their resident sequences' paces, and their queued prompts by
+  // their deadlines or the prefill they computed lately) leaves, less the switching overhead, and
+  // never less than the large model's guaranteed share: large_share_min under policy.split: demand,
+  // else its weighted share (with the overload ladder's weight shift).
+  double pace_budget(const SchedulerView& state, const SharePlan& plan) const {
+    double guaranteed = spec_.large_share_min;
+    if (!demand_split_) {
+      const double large_weight = spec_.large_weight * state.overload().large_weight_factor;
+      guaranteed = large_weight / (large_weight + spec_.small_weight);
+    }
+    return std::max(guaranteed, 1.0 - plan.limits.switch_overhead - plan.small.total());
+  }
+
+  // Whether the reservation and admission's pace screen act: policy.pace_reserve is on and the
+  // overload ladder is below its shedding rungs. Once the node sheds work the shares decide alone,
+  // as without the reservation: turning the large model's interactive arrivals away there left
+  // its queue short, the ladder lower, and the small models' looser classes admitted in the
+  // interactive requests' place (docs/gang-scheduling.md, "Decode-pace reservation").
+  bool pace_reserving(const SchedulerView& state) const {
+    return pace_reserve_ && state.large() != nullptr &&
+           state.overload().level < OverloadLevel::kShedBatch;
+  }
+
+  // Whether the resident large sequences with a TPOT target are within what the pace budget can
+  // pace: then their pace points win over the small models' urgency (want_gang, keep_gang).
+  bool pace_reserved(const SchedulerView& state, Time now) {
+    if (!pace_reserving(state)) return false;
+    const double need = large_pace_need(state, nullptr, 0);
+    return need > 0 && need <= pace_budget(state, split_.plan(state, now));
   }
 
   // Whether a large request's first-token deadline may win over small work that is due later
@@ -495,14 +596,15 @@ class GangwayPolicy final : public GangPolicy {
   // a token a little after its pace point is made up within the lease (the target bounds the mean).
   // With the margin the large model ran ahead of its pace at the small models' TPOT
   // (docs/gang-scheduling.md, "Decode pace").
-  Time large_decode_urgency(const SchedulerView& state) const {
+  // With `targets_only`, only sequences whose class has a TPOT target count.
+  Time large_decode_urgency(const SchedulerView& state, bool targets_only = false) const {
     Time latest_start = Time::max();
     const Duration step = state.large()->last_iteration;
     for (SequenceHandle h : state.large()->running) {
       const Sequence& seq = state.sequence(h);
       if (!seq.first_token) continue;
       std::optional<Duration> tpot = state.node().slo_class(seq.spec.slo_class).tpot_target;
-      if (!tpot) tpot = unpaced_tpot_;
+      if (!tpot && !targets_only) tpot = unpaced_tpot_;
       if (!tpot) continue;
       const Time due = *seq.first_token + *tpot * seq.generated_tokens;
       latest_start = std::min(latest_start, due - step);
@@ -595,6 +697,7 @@ class GangwayPolicy final : public GangPolicy {
   ExecutionMode mode_;
   VirtualTimeArbiter arbiter_;
   bool demand_split_;
+  bool pace_reserve_;  // policy.pace_reserve, in lease mode
   DemandSplit split_;
   BackfillPlanner planner_;
   bool initialised_ = false;
