@@ -281,7 +281,15 @@ class GangwayPolicy final : public GangPolicy {
   void on_iteration_finished(const SchedulerView& state, const IterationLaunch& launch,
                              Time end) override {
     const Duration busy = end - launch.start;
-    split_.on_iteration_finished(launch, end);
+    if (pace_reserve_) {
+      split_.on_iteration_finished(launch, end);
+    } else if (demand_split_) {
+      // policy.split: demand alone counts queued prefill, not the prefill computed lately: its
+      // shares were set and measured that way (docs/decisions/demand-driven-split.md).
+      IterationLaunch unshaped = launch;
+      unshaped.shape = BatchShape{};
+      split_.on_iteration_finished(unshaped, end);
+    }
     if (launch.engine.gang) {
       arbiter_.charge_large(busy);
       return;
