@@ -77,6 +77,7 @@ class GangwayPolicy final : public GangPolicy {
         demand_split_(mode == ExecutionMode::kLease && spec.split == TierSplit::kDemand),
         pace_reserve_(mode == ExecutionMode::kLease && spec.pace_reserve),
         split_(share_limits(spec)),
+        pace_demand_(share_limits(spec)),
         planner_(spec.conservative_backfill) {}
 
   std::string_view name() const override { return "gangway"; }
@@ -281,11 +282,10 @@ class GangwayPolicy final : public GangPolicy {
   void on_iteration_finished(const SchedulerView& state, const IterationLaunch& launch,
                              Time end) override {
     const Duration busy = end - launch.start;
-    if (pace_reserve_) {
-      split_.on_iteration_finished(launch, end);
-    } else if (demand_split_) {
-      // policy.split: demand alone counts queued prefill, not the prefill computed lately: its
-      // shares were set and measured that way (docs/decisions/demand-driven-split.md).
+    if (pace_reserve_) pace_demand_.on_iteration_finished(launch, end);
+    if (demand_split_) {
+      // policy.split: demand counts queued prefill, not the prefill computed lately: its shares
+      // were set and measured that way (docs/decisions/demand-driven-split.md).
       IterationLaunch unshaped = launch;
       unshaped.shape = BatchShape{};
       split_.on_iteration_finished(unshaped, end);
@@ -347,7 +347,7 @@ class GangwayPolicy final : public GangPolicy {
     const std::optional<Duration> target = state.node().slo_class(seq.spec.slo_class).tpot_target;
     if (!target) return std::nullopt;
     if (!initialised_) initialise(state);
-    const SharePlan& plan = split_.plan(state, now);
+    const SharePlan& plan = pace_demand_.plan(state, now);
     // The large model's prefill demand, as prompt tokens per second, rides in the paced
     // iterations.
     const double lone_token_s = to_seconds(large_chunk_time_) * state.large()->slowdown /
@@ -364,8 +364,8 @@ class GangwayPolicy final : public GangPolicy {
  private:
   void initialise(const SchedulerView& state) {
     initialised_ = true;
-    // The demands serve the split (policy.split: demand) and the decode-pace reservation.
-    if (demand_split_ || pace_reserve_) split_.initialise(state, kNoTargetHorizon);
+    if (demand_split_) split_.initialise(state, kNoTargetHorizon);
+    if (pace_reserve_) pace_demand_.initialise(state, kNoTargetHorizon);
     arbiter_ = VirtualTimeArbiter(spec_.large_weight, spec_.small_weight,
                                   static_cast<int>(state.gpus().size()));
     if (state.large()) {
@@ -466,7 +466,7 @@ class GangwayPolicy final : public GangPolicy {
   bool pace_reserved(const SchedulerView& state, Time now) {
     if (!pace_reserving(state)) return false;
     const double need = large_pace_need(state, nullptr, 0);
-    return need > 0 && need <= pace_budget(state, split_.plan(state, now));
+    return need > 0 && need <= pace_budget(state, pace_demand_.plan(state, now));
   }
 
   // Whether a large request's first-token deadline may win over small work that is due later
@@ -706,7 +706,10 @@ class GangwayPolicy final : public GangPolicy {
   VirtualTimeArbiter arbiter_;
   bool demand_split_;
   bool pace_reserve_;  // policy.pace_reserve, in lease mode
+  // policy.split: demand's plan, from queued prefill; and the tiers' demands as the pace budget
+  // reads them, with the prefill computed lately too.
   DemandSplit split_;
+  DemandSplit pace_demand_;
   BackfillPlanner planner_;
   bool initialised_ = false;
   bool large_backlogged_ = false;
