@@ -150,11 +150,14 @@ class GangwayPolicy final : public GangPolicy {
       if (gang_ready + state.large()->last_iteration >= small_urgency) return false;
     }
     // Decode-pace reservation: resident sequences with a TPOT target that the large model's
-    // time can pace (pace_reserved) take the gang at their pace point whatever the small
-    // models' urgency; beyond it the shares decide.
-    if (pace_reserve_ && gang_ready >= large_decode_urgency(state, /*targets_only=*/true) &&
-        pace_reserved(state, now)) {
-      return true;
+    // time can pace (pace_reserved) take the gang at their pace point unless the most pressed
+    // small work is due first (earliest deadline first between the two); beyond the budget the
+    // shares decide.
+    if (pace_reserve_) {
+      const Time paced_due = large_decode_urgency(state, /*targets_only=*/true);
+      if (gang_ready >= paced_due && paced_due <= small_urgency && pace_reserved(state, now)) {
+        return true;
+      }
     }
     if (now + barrier + spec_.lease_min >= small_urgency &&
         !arbiter_.large_within_share(spec_.lease_min)) {
