@@ -79,11 +79,10 @@ _T_975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
           2.060, 2.056, 2.052, 2.048, 2.045, 2.042]
 
 
-def paired_interval(ours, theirs):
-    """95 % confidence interval of the mean per-seed difference ours - theirs, relative to the
-    mean of theirs: (low, high). The same seed gives both policies the same arrivals, so the
-    differences are paired; an interval that contains 0 means the seeds cannot tell the two
-    apart. None with fewer than two seeds."""
+def paired_difference(ours, theirs):
+    """The mean per-seed difference ours - theirs and its 95 % confidence interval: (mean, low,
+    high). The same seed gives both runs the same arrivals, so the differences are paired. None
+    with fewer than two seeds."""
     n = len(ours)
     if n < 2 or n != len(theirs):
         return None
@@ -92,5 +91,15 @@ def paired_interval(ours, theirs):
     variance = sum((d - mean) ** 2 for d in differences) / (n - 1)
     quantile = _T_975[n - 2] if n - 1 <= len(_T_975) else 1.960
     half = quantile * (variance / n) ** 0.5
-    reference = sum(theirs) / n
-    return ((mean - half) / reference, (mean + half) / reference)
+    return (mean, mean - half, mean + half)
+
+
+def paired_interval(ours, theirs):
+    """95 % confidence interval of the mean per-seed difference ours - theirs, relative to the
+    mean of theirs: (low, high); an interval that contains 0 means the seeds cannot tell the two
+    apart. None with fewer than two seeds."""
+    difference = paired_difference(ours, theirs)
+    if difference is None:
+        return None
+    reference = sum(theirs) / len(theirs)
+    return (difference[1] / reference, difference[2] / reference)
