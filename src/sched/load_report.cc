@@ -37,6 +37,28 @@ bool model_has_capacity(const SchedulerState& state, const ModelSpec& model) {
   return false;
 }
 
+// The prompt tokens still to prefill of `model`'s queued requests in classes with a TTFT
+// target, over all its queues (the large model's; a small model's shared queue and each
+// replica's own); `all_queued` where no class has a target.
+double promised_queued_tokens(const SchedulerState& state, const ModelSpec& model,
+                              double all_queued) {
+  int64_t tokens = 0;
+  bool any_target = false;
+  for (const SloClass& slo : state.node->slo_classes) {
+    if (!slo.ttft_target) continue;
+    any_target = true;
+    if (model.is_large()) {
+      tokens += state.large->queue.queued_tokens(slo.id);
+      continue;
+    }
+    const SmallModelRuntime& runtime = state.small_models[model.id.value()];
+    tokens += runtime.queue.queued_tokens(slo.id);
+    for (uint32_t index : runtime.replicas)
+      tokens += state.replicas[index].queue.queued_tokens(slo.id);
+  }
+  return any_target ? static_cast<double>(tokens) : all_queued;
+}
+
 }  // namespace
 
 double tightest_ttft_target_s(const NodeSpec& node) {
@@ -98,16 +120,19 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
     const double engines =
         model.is_large() ? 1.0 : std::max<size_t>(1, state.small_models[m].replicas.size());
     const double seconds_per_token = lone_chunk_prefill_seconds_per_token(*cost, model);
-    double wait_s =
-        seconds_per_token * static_cast<double>(state.queued_prompt_tokens[m]) / engines;
+    const double queued_tokens = static_cast<double>(state.queued_prompt_tokens[m]);
+    const double promised_tokens = promised_queued_tokens(state, model, queued_tokens);
+    double wait_s = seconds_per_token * queued_tokens / engines;
+    double promised_wait_s = seconds_per_token * promised_tokens / engines;
+    double blocked_s = 0;
     if (model.is_large()) {
       if (state.gang.phase != GangPhase::kActive) {
-        wait_s += to_seconds(state.gang_barrier(now) - now);
+        blocked_s = to_seconds(state.gang_barrier(now) - now);
       }
       load.kv_usage = state.large->kv.usage();
     } else {
       if (state.gang.phase == GangPhase::kActive && state.large) {
-        wait_s += to_seconds(std::max(Duration(0), state.large->predicted_free - now));
+        blocked_s = to_seconds(std::max(Duration(0), state.large->predicted_free - now));
       }
       double used = 0;
       double capacity = 0;
@@ -117,7 +142,10 @@ LoadReport compute_load_report(const SchedulerState& state, Time now) {
       }
       load.kv_usage = capacity > 0 ? used / capacity : 0.0;
     }
+    wait_s += blocked_s;
+    promised_wait_s += blocked_s;
     load.predicted_wait_ms = wait_s * 1e3;
+    load.promised_wait_ms = promised_wait_s * 1e3;
     int64_t queued_requests = 0;
     for (const int64_t n : state.queued_by_class[m]) queued_requests += n;
     const double mean_prompt =
@@ -143,6 +171,7 @@ nlohmann::json to_json(const LoadReport& report) {
                           {"queued", load.queued},
                           {"running", load.running},
                           {"predicted_wait_ms", load.predicted_wait_ms},
+                          {"promised_wait_ms", load.promised_wait_ms},
                           {"kv_usage", load.kv_usage},
                           {"headroom_rps", load.headroom_rps},
                           {"has_capacity", load.has_capacity},

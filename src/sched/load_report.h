@@ -29,6 +29,10 @@ struct ModelLoad {
   int64_t running = 0;
   // Predicted queueing delay of a request arriving now (before its own prefill).
   double predicted_wait_ms = 0;
+  // The same, counting only the queued work of classes with a TTFT target (all of it where no
+  // class has one): what the node has promised first tokens for. Work without a target waits
+  // behind every class that has one, so however long its queue, it delays no promise.
+  double promised_wait_ms = 0;
   // Share of the model's KV pools in use.
   double kv_usage = 0;
   // How many more requests per second of the model's mean queued prompt the node could take

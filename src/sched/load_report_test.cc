@@ -76,6 +76,36 @@ TEST(LoadReport, QueuedWorkRaisesTheWaitAndUsesUpTheHeadroom) {
   EXPECT_DOUBLE_EQ(small.headroom_rps, 0.0);
 }
 
+TEST(LoadReport, ThePromisedWaitCountsOnlyTheClassesWithATarget) {
+  // Batch work has no TTFT target and waits behind every class that has one: a long batch queue
+  // delays no promise, so it raises the predicted wait but not the promised one.
+  SchedulerOptions options;
+  options.admission.enabled = false;  // let the queue build
+  options.admission.queue_cap = 100000;
+  auto scheduler = make(options);
+  const Time now = Time::zero();
+  for (uint64_t id = 1; id <= 2000; ++id) {
+    scheduler->submit(request(id, ModelId(0), 2, 2000, now), now);
+  }
+  const ModelLoad batch_only = compute_load_report(scheduler->state(), now).models[0];
+  EXPECT_GT(batch_only.predicted_wait_ms, 200.0);
+  EXPECT_DOUBLE_EQ(batch_only.promised_wait_ms, 0.0);
+  // Standard work (a 2 s target) queued behind it counts, prompt token for prompt token.
+  for (uint64_t id = 2001; id <= 2400; ++id) {
+    scheduler->submit(request(id, ModelId(0), 1, 2000, now), now);
+  }
+  const ModelLoad both = compute_load_report(scheduler->state(), now).models[0];
+  EXPECT_GT(both.promised_wait_ms, 0.0);
+  EXPECT_NEAR(both.promised_wait_ms / both.predicted_wait_ms,
+              static_cast<double>(both.classes[1].queued) /
+                  static_cast<double>(both.classes[1].queued + both.classes[2].queued),
+              1e-9);
+  EXPECT_DOUBLE_EQ(to_json(compute_load_report(scheduler->state(),
+                                               now))["models"]["llama-3-8b"]["promised_wait_ms"]
+                       .get<double>(),
+                   both.promised_wait_ms);
+}
+
 TEST(LoadReport, ANodeThatTurnsArrivalsAwayShowsNoHeadroom) {
   // Interactive arrivals far beyond what 200 ms can clear: admission keeps the queue to what it
   // can serve and rejects the rest, so the queue alone would leave headroom; having turned

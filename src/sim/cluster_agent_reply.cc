@@ -51,7 +51,7 @@ double agent_weight_fraction(const LoadReport& report, const AgentReplyOptions& 
     const double weight = 1.0 + static_cast<double>(model.queued + model.running);
     double share = 0;
     if (model.has_capacity) {
-      const double wait_ms = model.predicted_wait_ms + (model.tier == "small" ? penalty_ms : 0.0);
+      const double wait_ms = model.promised_wait_ms + (model.tier == "small" ? penalty_ms : 0.0);
       // The pressure: the wait in units of the target. A node that turned arrivals away just
       // now is at its limit whatever its queue shows (it only queues what it can serve).
       double pressure = wait_ms / target_ms;

@@ -15,6 +15,7 @@ ModelLoad model(const std::string& tier, double wait_ms, int64_t live, double he
   load.model = tier == "small" ? "llama-3-8b" : "llama-3-70b";
   load.tier = tier;
   load.predicted_wait_ms = wait_ms;
+  load.promised_wait_ms = wait_ms;
   load.running = live;
   load.headroom_rps = headroom_rps;
   return load;
@@ -47,6 +48,14 @@ TEST(AgentReply, TheWeightFallsWithThePressure) {
   // Past the target the more loaded node still weighs less: the order survives overload.
   EXPECT_GT(agent_reply(report({model("small", 600, 5)}), false, {}).weight_percent,
             agent_reply(report({model("small", 1200, 5)}), false, {}).weight_percent);
+}
+
+TEST(AgentReply, WorkWithoutATargetDoesNotLowerTheWeight) {
+  // A long queue of batch work (no TTFT target) delays no promise the node has made: the weight
+  // follows the promised wait, not the whole queue's.
+  ModelLoad busy_with_batch = model("small", 4000, 500);
+  busy_with_batch.promised_wait_ms = 100;
+  EXPECT_EQ(agent_reply(report({busy_with_batch}), false, {}).weight_percent, 80);
 }
 
 TEST(AgentReply, ANodeThatJustTurnedArrivalsAwayCountsAsAtItsTarget) {

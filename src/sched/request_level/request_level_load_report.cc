@@ -73,6 +73,8 @@ LoadReport compute_load_report(const RequestLevelCore& core, Time now) {
     ModelLoad load;
     load.model = model.name;
     load.tier = to_string(model.tier);
+    int64_t promised_queued = 0;  // queued in classes with a TTFT target
+    bool any_target = false;
     for (const SloClass& slo : node.slo_classes) {
       ClassLoad class_load;
       class_load.slo_class = slo.name;
@@ -80,8 +82,13 @@ LoadReport compute_load_report(const RequestLevelCore& core, Time now) {
       class_load.running = core.running(model.id, slo.id);
       load.queued += class_load.queued;
       load.running += class_load.running;
+      if (slo.ttft_target) {
+        promised_queued += class_load.queued;
+        any_target = true;
+      }
       load.classes.push_back(class_load);
     }
+    if (!any_target) promised_queued = load.queued;
     // The healthy engines' concurrency: sequences at most, or as many requests of the running
     // ones' mean reservation as their KV holds, whichever is fewer.
     double reserved = 0;
@@ -111,15 +118,19 @@ LoadReport compute_load_report(const RequestLevelCore& core, Time now) {
         to_seconds(core.mean_service(model.id).value_or(kUnmeasuredServiceTime));
     const EngineTier tier = model.is_large() ? EngineTier::kLarge : EngineTier::kSmall;
     double wait_s = to_seconds(wait_for_tier(core, tier, now));
+    double promised_wait_s = wait_s;
     if (load.has_capacity) {
       // The queue ahead of a new request, past the free places, at the completion rate.
-      const double ahead =
-          static_cast<double>(load.queued + 1) - (slots - static_cast<double>(running));
+      const double free = slots - static_cast<double>(running);
+      const double ahead = static_cast<double>(load.queued + 1) - free;
       if (ahead > 0) wait_s += ahead * service_s / slots;
+      const double promised_ahead = static_cast<double>(promised_queued + 1) - free;
+      if (promised_ahead > 0) promised_wait_s += promised_ahead * service_s / slots;
       const double completion_rps = service_s > 0 ? slots / service_s : slots;
       load.headroom_rps = std::max(0.0, target_s - wait_s) * completion_rps / target_s;
     }
     load.predicted_wait_ms = wait_s * 1e3;
+    load.promised_wait_ms = promised_wait_s * 1e3;
     report.overload_pressure = std::max(report.overload_pressure, wait_s / target_s);
     report.models.push_back(std::move(load));
   }

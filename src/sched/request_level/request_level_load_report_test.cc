@@ -86,6 +86,17 @@ TEST(RequestLevelLoadReportTest, TheQueueAheadWaitsForCompletionsAtTheMeasuredSe
   EXPECT_NEAR(h.model(one_free, 0).headroom_rps, 10.0, 1e-9);
 }
 
+TEST(RequestLevelLoadReportTest, ThePromisedWaitCountsOnlyTheClassesWithATarget) {
+  ReportHarness h;
+  // Four places taken, then three batch requests (class 2, no TTFT target) queued: a new
+  // request waits behind all three, a new request with a target behind none of them.
+  for (uint64_t id = 1; id <= 4; ++id) h.submit(id, 0, 0, at_ms(0));
+  for (uint64_t id = 5; id <= 7; ++id) h.submit(id, 0, 2, at_ms(0));
+  const LoadReport report = compute_load_report(*h.core, at_ms(0));
+  EXPECT_NEAR(h.model(report, 0).predicted_wait_ms, 1000.0, 1e-6);  // 4 ahead, 4 places, 1 s
+  EXPECT_NEAR(h.model(report, 0).promised_wait_ms, 250.0, 1e-6);
+}
+
 TEST(RequestLevelLoadReportTest, AWaitingLargeRequestMakesTheLeasePendingUntilTheHandOver) {
   ReportHarness h;
   h.submit(1, 0, 0, at_ms(0));  // the small tier has work: it keeps its 300 ms hold
