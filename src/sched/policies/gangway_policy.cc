@@ -76,8 +76,8 @@ class GangwayPolicy final : public GangPolicy {
         arbiter_(spec.large_weight, spec.small_weight, 8),
         demand_split_(mode == ExecutionMode::kLease && spec.split == TierSplit::kDemand),
         pace_reserve_(mode == ExecutionMode::kLease && spec.pace_reserve),
-        split_(share_limits(spec)),
-        pace_demand_(share_limits(spec)),
+        split_(share_limits(spec), DemandSplit::RecentPrefill::kIgnored),
+        pace_demand_(share_limits(spec), DemandSplit::RecentPrefill::kCounted),
         planner_(spec.conservative_backfill) {}
 
   std::string_view name() const override { return "gangway"; }
@@ -286,13 +286,7 @@ class GangwayPolicy final : public GangPolicy {
                              Time end) override {
     const Duration busy = end - launch.start;
     if (pace_reserve_) pace_demand_.on_iteration_finished(launch, end);
-    if (demand_split_) {
-      // policy.split: demand counts queued prefill, not the prefill computed lately: its shares
-      // were set and measured that way (docs/decisions/demand-driven-split.md).
-      IterationLaunch unshaped = launch;
-      unshaped.shape = BatchShape{};
-      split_.on_iteration_finished(unshaped, end);
-    }
+    if (demand_split_) split_.on_iteration_finished(launch, end);
     if (launch.engine.gang) {
       arbiter_.charge_large(busy);
       return;

@@ -252,7 +252,9 @@ const SharePlan& DemandSplit::plan(const SchedulerView& state, Time now) {
 
 void DemandSplit::on_iteration_finished(const IterationLaunch& launch, Time end) {
   if (!demand_.initialised()) return;
-  demand_.note_prefill(launch.engine.gang, launch.model, launch.shape.prefill_tokens, end);
+  if (recent_ == RecentPrefill::kCounted) {
+    demand_.note_prefill(launch.engine.gang, launch.model, launch.shape.prefill_tokens, end);
+  }
   if (!launch.engine.gang && launch.engine.gpu.value() < small_pace_.size()) {
     small_pace_[launch.engine.gpu.value()].reset();
   }

@@ -10,8 +10,8 @@
 //    whatever else the gang does;
 //  - prefill: queued prompts (and resident ones still in prefill) must be computed before their
 //    first-token deadlines: each class's queued prefill work over its TTFT target (the resident
-//    prompts' over the tightest), or the prefill the tier computed lately per second, whichever
-//    is more; never more than the whole node.
+//    prompts' over the tightest); where the split counts recent prefill, the prefill the tier
+//    computed lately per second if that is more; never more than the whole node.
 // The small models run on every GPU at once; their demand is the largest of any GPU's.
 //
 // The split: when both tiers' demands fit in the node (with the switching overhead), each gets
@@ -139,7 +139,13 @@ class DemandModel {
 // so a decision costs O(GPUs + SLO classes), not O(resident sequences).
 class DemandSplit {
  public:
-  explicit DemandSplit(const ShareLimits& limits) : limits_(limits) {}
+  // Whether a tier's prefill demand is at least the prefill it computed lately: the decode-pace
+  // reservation's budget counts it (work a tier keeps computing is demand even when its queue
+  // is short); policy.split: demand counts the queued prefill alone, as its shares and floor
+  // were set (docs/decisions/demand-driven-split.md).
+  enum class RecentPrefill { kIgnored, kCounted };
+
+  DemandSplit(const ShareLimits& limits, RecentPrefill recent) : limits_(limits), recent_(recent) {}
 
   void initialise(const SchedulerView& state, Duration no_target_deadline);
   // Plans the shares from the state now; the plan holds until the next call.
@@ -149,12 +155,13 @@ class DemandSplit {
   bool feasible() const {
     return plan_.large.total() + plan_.small.total() + limits_.switch_overhead <= 1.0;
   }
-  // Every finished iteration: its prefill feeds the recent rates, and a small model's iteration
-  // invalidates its GPU's pace.
+  // Every finished iteration: its prefill feeds the recent rates (where counted), and a small
+  // model's iteration invalidates its GPU's pace.
   void on_iteration_finished(const IterationLaunch& launch, Time end);
 
  private:
   ShareLimits limits_;
+  RecentPrefill recent_;
   DemandModel demand_;
   SharePlan plan_;
   // By GPU: the small models' pace demand as of its last iteration (none: not computed yet).
