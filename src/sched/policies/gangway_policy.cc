@@ -28,26 +28,23 @@
 //
 // The three signals are one file because each decision weighs all of them against the same
 // state; the parts that stand alone are beside it: the arbiter (virtual_time_arbiter.h), the
-// demand split (tier_demand) and backfill (backfill_planner).
+// deadline clocks the decisions compare (tier_urgency), the demand split (tier_demand), the
+// decode-pace reservation (decode_pace_reservation) and backfill (backfill_planner).
 
 #include <algorithm>
-#include <cmath>
-#include <vector>
+#include <optional>
 
 #include "sched/policies/backfill_planner.h"
+#include "sched/policies/decode_pace_reservation.h"
 #include "sched/policies/policy_factories.h"
 #include "sched/policies/tier_demand.h"
+#include "sched/policies/tier_urgency.h"
 #include "sched/policies/virtual_time_arbiter.h"
 
 namespace gangway {
 
 namespace {
 
-// How many queue heads the urgency checks look at (queues can be long; heads are the oldest).
-constexpr int kHeadsChecked = 8;
-// Resident large sequences of a class without a TPOT target are still owed progress: they are
-// paced at this multiple of the loosest TPOT target any class sets (docs/gang-scheduling.md).
-constexpr int kUnpacedPaceFactor = 2;
 // How long after admission last turned an arrival away as busy the node counts as saturated.
 constexpr Duration kHeadroomQuietPeriod = std::chrono::seconds(1);
 // The overload ladder's pressure (predicted wait over the tightest TTFT target) below which the
@@ -75,9 +72,10 @@ class GangwayPolicy final : public GangPolicy {
         mode_(mode),
         arbiter_(spec.large_weight, spec.small_weight, 8),
         demand_split_(mode == ExecutionMode::kLease && spec.split == TierSplit::kDemand),
-        pace_reserve_(mode == ExecutionMode::kLease && spec.pace_reserve),
         split_(share_limits(spec), DemandSplit::RecentPrefill::kIgnored),
-        pace_demand_(share_limits(spec), DemandSplit::RecentPrefill::kCounted),
+        pace_reservation_(mode == ExecutionMode::kLease && spec.pace_reserve, demand_split_,
+                          share_limits(spec)),
+        urgency_(mode, spec.urgency_margin),
         planner_(spec.conservative_backfill) {}
 
   std::string_view name() const override { return "gangway"; }
@@ -106,7 +104,7 @@ class GangwayPolicy final : public GangPolicy {
     // where the small models needed a fraction of the node (docs/gang-scheduling.md).
     small_contending_ =
         state.any_small_queued() ||
-        (small_backlogged_ && earliest_small_urgency(state) <= now + spec_.lease_max);
+        (small_backlogged_ && urgency_.earliest_small_urgency(state) <= now + spec_.lease_max);
     if (demand_split_) plan_split(state, now);
     arbiter_.observe_backlog(large_backlogged_, small_contending_);
     if (mode_ == ExecutionMode::kExclusive) planner_.refresh(state, now);
@@ -121,20 +119,20 @@ class GangwayPolicy final : public GangPolicy {
     // late wins, unless the large model has fallen behind its weighted share: then the shares
     // decide.
     const Duration barrier = barrier_estimate(state, now);
-    const Time small_urgency = earliest_small_urgency(state);
+    const Time small_urgency = urgency_.earliest_small_urgency(state);
     // Exclusive mode: the barrier is a drain of seconds, which most first-token deadlines do not
     // survive. A large request whose latest start falls before the drain's end pulls nothing (a
     // drain spent on it saves no SLO; it waits for its share or its aging bound), and one that
     // the drain can still save pulls the gang while its latest start is within urgency_margin
     // of the drain's end (decisions come at iteration boundaries, not at that exact instant).
     const bool exclusive = mode_ == ExecutionMode::kExclusive;
-    const Time first_token_urgency = large_first_token_urgency(
+    const Time first_token_urgency = urgency_.large_first_token_urgency(
         state, exclusive ? std::optional<Time>(now + barrier) : std::nullopt);
     const Time gang_ready = now + barrier + (exclusive ? spec_.urgency_margin : Duration(0));
     // The decode urgency walks every resident large sequence: computed once, when first needed.
     std::optional<Time> decode_urgency;
     auto decode_due = [&] {
-      if (!decode_urgency) decode_urgency = large_decode_urgency(state);
+      if (!decode_urgency) decode_urgency = urgency_.large_decode_urgency(state);
       return *decode_urgency;
     };
     if (deadlines_order_tiers(state, now) && gang_ready >= first_token_urgency &&
@@ -150,12 +148,13 @@ class GangwayPolicy final : public GangPolicy {
       if (gang_ready + state.large()->last_iteration >= small_urgency) return false;
     }
     // Decode-pace reservation: resident sequences with a TPOT target that the large model's
-    // time can pace (pace_reserved) take the gang at their pace point unless the most pressed
-    // small work is due first (earliest deadline first between the two); beyond the budget the
-    // shares decide.
-    if (pace_reserve_) {
-      const Time paced_due = large_decode_urgency(state, /*targets_only=*/true);
-      if (gang_ready >= paced_due && paced_due <= small_urgency && pace_reserved(state, now)) {
+    // time can pace (DecodePaceReservation::reserved) take the gang at their pace point unless the
+    // most pressed small work is due first (earliest deadline first between the two); beyond the
+    // budget the shares decide.
+    if (pace_reservation_.enabled()) {
+      const Time paced_due = urgency_.large_decode_urgency(state, /*targets_only=*/true);
+      if (gang_ready >= paced_due && paced_due <= small_urgency &&
+          pace_reservation_.reserved(state, now)) {
         return true;
       }
     }
@@ -193,22 +192,25 @@ class GangwayPolicy final : public GangPolicy {
     // lease_min admits a token budget or two, and under a long large queue aging would then
     // grant one short lease per max_large_wait, too little to keep the queue bounded.
     if (large_head_aged(state, now)) return true;
-    const Time small_latest = earliest_small_urgency(state);
+    const Time small_latest = urgency_.earliest_small_urgency(state);
     // Small work that one more large iteration would make late ends the lease, unless (with
     // headroom) a large request's first token is due before it.
     if (now + step >= small_latest) {
-      if (deadlines_order_tiers(state, now) && large_first_token_urgency(state) <= small_latest) {
+      if (deadlines_order_tiers(state, now) &&
+          urgency_.large_first_token_urgency(state) <= small_latest) {
         return true;
       }
       // A reserved pace point (want_gang) that is due keeps the lease for its token.
-      if (pace_reserve_ && now >= large_decode_urgency(state, /*targets_only=*/true) &&
-          pace_reserved(state, now)) {
+      if (pace_reservation_.enabled() &&
+          now >= urgency_.large_decode_urgency(state, /*targets_only=*/true) &&
+          pace_reservation_.reserved(state, now)) {
         return true;
       }
       // Demand split, while the demands fit: the lease goes on for large work due no later than
       // the small work (a decode on pace, or a first token), earliest deadline first.
-      return demand_split_ && split_.feasible() && earliest_large_urgency(state) <= small_latest &&
-             now + step >= earliest_large_urgency(state);
+      return demand_split_ && split_.feasible() &&
+             urgency_.earliest_large_urgency(state) <= small_latest &&
+             now + step >= urgency_.earliest_large_urgency(state);
     }
     // The horizon adapts to the queue: large requests that arrive during it join too while no
     // small work is pressed.
@@ -220,7 +222,7 @@ class GangwayPolicy final : public GangPolicy {
     // merely because no small work would be late after another lease_min: decoding ahead of the
     // large sequences' deadlines banks slack for them that the paused small sequences, not yet
     // near their own deadlines, pay for in TPOT.
-    return now >= earliest_large_urgency(state) || large_may_take_more();
+    return now >= urgency_.earliest_large_urgency(state) || large_may_take_more();
   }
 
   bool admit_small(const SchedulerView& state, const Replica& replica, const Sequence& seq,
@@ -275,8 +277,8 @@ class GangwayPolicy final : public GangPolicy {
     if (large_may_take_more()) wake = std::min(wake, since + spec_.batching_delay);
     // The large model's urgencies; a decode is due barrier_ahead() before its pace point (never
     // later than the point itself).
-    wake = std::min(wake, large_first_token_urgency(state));
-    if (const Time decode_due = large_decode_urgency(state); decode_due != Time::max()) {
+    wake = std::min(wake, urgency_.large_first_token_urgency(state));
+    if (const Time decode_due = urgency_.large_decode_urgency(state); decode_due != Time::max()) {
       wake = std::min(wake, decode_due - barrier_ahead(state, Duration(0)));
     }
     return wake > now ? wake : Time::max();
@@ -285,7 +287,7 @@ class GangwayPolicy final : public GangPolicy {
   void on_iteration_finished(const SchedulerView& state, const IterationLaunch& launch,
                              Time end) override {
     const Duration busy = end - launch.start;
-    if (pace_reserve_) pace_demand_.on_iteration_finished(launch, end);
+    pace_reservation_.on_iteration_finished(launch, end);
     if (demand_split_) split_.on_iteration_finished(launch, end);
     if (launch.engine.gang) {
       arbiter_.charge_large(busy);
@@ -293,16 +295,7 @@ class GangwayPolicy final : public GangPolicy {
     }
     arbiter_.charge_small(busy);
     planner_.invalidate(launch.engine.gpu);
-    const size_t gpu = launch.engine.gpu.value();
-    small_last_step_[gpu] = busy;
-    // Only gang decisions read it. While the large model has no work it is left to be computed
-    // when first read (earliest_small_urgency): a pass over every resident sequence, it was a
-    // quarter of a small-only iteration's decision (bench/README.md).
-    if (state.has_large_work()) {
-      small_latest_start_[gpu] = latest_small_start(state, state.gpus()[gpu], busy);
-    } else {
-      small_latest_start_[gpu].reset();
-    }
+    urgency_.on_small_iteration(state, launch.engine.gpu, busy);
     if (state.gang().phase == GangPhase::kPending) {
       small_busy_while_pending_s_ +=
           to_seconds(end - std::max(launch.start, state.gang().pending_since));
@@ -333,63 +326,25 @@ class GangwayPolicy final : public GangPolicy {
 
   BackfillStats backfill_stats() const override { return backfill_stats_; }
 
-  // Admission's decode-pace screen (docs/gang-scheduling.md, "Decode-pace reservation"): the
-  // arrival is taken only if the share of time the gang needs to pace it beside the resident
-  // sequences (large_pace_need, with the large model's prefill demand riding in the paced
-  // iterations) fits in the pace budget. Otherwise a retry may find room once the small models'
-  // queued work, due within their tightest first-token target, is done.
+  // Admission's decode-pace screen (docs/gang-scheduling.md, "Decode-pace reservation"), for
+  // large arrivals with a TPOT target while the reservation acts.
   std::optional<Duration> large_pace_refusal(const SchedulerView& state, const Sequence& seq,
                                              Time now) override {
-    if (!pace_reserving(state)) return std::nullopt;
+    if (!pace_reservation_.reserving(state)) return std::nullopt;
     const std::optional<Duration> target = state.node().slo_class(seq.spec.slo_class).tpot_target;
     if (!target) return std::nullopt;
     if (!initialised_) initialise(state);
-    const SharePlan& plan = pace_demand_.plan(state, now);
-    // The large model's prefill demand, as prompt tokens per second, rides in the paced
-    // iterations.
-    const double lone_token_s = to_seconds(large_chunk_time_) * state.large()->slowdown /
-                                state.node().model(state.large()->model).prefill_chunk_tokens;
-    const double need = large_pace_need(state, &seq, plan.large.prefill / lone_token_s);
-    if (need <= pace_budget(state, plan)) return std::nullopt;
-    Duration retry = kNoTargetHorizon;
-    for (const SloClass& slo : state.node().slo_classes) {
-      if (slo.ttft_target) retry = std::min(retry, *slo.ttft_target);
-    }
-    return retry;
+    return pace_reservation_.refusal(state, seq, now, urgency_.large_chunk_time());
   }
 
  private:
   void initialise(const SchedulerView& state) {
     initialised_ = true;
     if (demand_split_) split_.initialise(state, kNoTargetHorizon);
-    if (pace_reserve_) pace_demand_.initialise(state, kNoTargetHorizon);
+    pace_reservation_.initialise(state, kNoTargetHorizon);
     arbiter_ = VirtualTimeArbiter(spec_.large_weight, spec_.small_weight,
                                   static_cast<int>(state.gpus().size()));
-    if (state.large()) {
-      const ModelSpec& model = state.node().model(state.large()->model);
-      BatchShape chunk;
-      chunk.prefill_tokens = model.prefill_chunk_tokens;
-      chunk.prefill_seqs = 1;
-      large_chunk_time_ = state.large()->cost->iteration_time(chunk);
-    }
-    small_latest_start_.assign(state.gpus().size(), Time::max());
-    small_last_step_.assign(state.gpus().size(), Duration(0));
-    for (const SloClass& slo : state.node().slo_classes) {
-      if (slo.tpot_target)
-        unpaced_tpot_ =
-            std::max(unpaced_tpot_.value_or(Duration(0)), *slo.tpot_target * kUnpacedPaceFactor);
-    }
-    small_prefill_ns_per_token_.assign(state.node().models.size(), 0.0);
-    for (const ModelSpec& model : state.node().models) {
-      if (model.is_large()) continue;
-      BatchShape chunk;
-      chunk.prefill_tokens = model.prefill_chunk_tokens;
-      chunk.prefill_seqs = 1;
-      small_prefill_ns_per_token_[model.id.value()] =
-          static_cast<double>(
-              state.small_models()[model.id.value()].cost->iteration_time(chunk).count()) /
-          model.prefill_chunk_tokens;
-    }
+    urgency_.initialise(state);
   }
 
   // policy.split: demand (docs/gang-scheduling.md, "The split follows demand"): the tiers'
@@ -404,68 +359,6 @@ class GangwayPolicy final : public GangPolicy {
     }
   }
 
-  // The share of the node's time the gang needs to keep the resident large sequences with a TPOT
-  // target on pace (and `arrival`, if given, as one of them): one iteration per tightest target
-  // among them, of every resident decoding sequence (an iteration runs them all) and the prompt
-  // tokens that arrive in a period at `prefill_tokens_per_s`, at the cost model's time for that
-  // batch. Zero when none has a target.
-  double large_pace_need(const SchedulerView& state, const Sequence* arrival,
-                         double prefill_tokens_per_s) const {
-    const LargeModelRuntime& large = *state.large();
-    BatchShape shape;
-    std::optional<Duration> period;
-    auto add = [&](const Sequence& seq, int64_t context) {
-      ++shape.decode_seqs;
-      shape.decode_context_tokens += context;
-      const std::optional<Duration> tpot = state.node().slo_class(seq.spec.slo_class).tpot_target;
-      if (tpot && (!period || *tpot < *period)) period = tpot;
-    };
-    for (SequenceHandle h : large.running) {
-      const Sequence& seq = state.sequence(h);
-      if (seq.first_token) add(seq, seq.kv_tokens);
-    }
-    if (arrival != nullptr) add(*arrival, arrival->spec.prompt_tokens);
-    if (!period) return 0;
-    const double prefill = prefill_tokens_per_s * to_seconds(*period);
-    if (prefill >= 1) {
-      shape.prefill_tokens = static_cast<int32_t>(prefill);
-      shape.prefill_seqs = 1;
-    }
-    return to_seconds(large.cost->iteration_time(shape)) * large.slowdown / to_seconds(*period);
-  }
-
-  // The share of the node's time the large model's decode pace may count on: what the small
-  // models' demand (tier_demand.h: their resident sequences' paces, and their queued prompts by
-  // their deadlines or the prefill they computed lately) leaves, less the switching overhead, and
-  // never less than the large model's guaranteed share: large_share_min under policy.split: demand,
-  // else its weighted share (with the overload ladder's weight shift).
-  double pace_budget(const SchedulerView& state, const SharePlan& plan) const {
-    double guaranteed = spec_.large_share_min;
-    if (!demand_split_) {
-      const double large_weight = spec_.large_weight * state.overload().large_weight_factor;
-      guaranteed = large_weight / (large_weight + spec_.small_weight);
-    }
-    return std::max(guaranteed, 1.0 - plan.limits.switch_overhead - plan.small.total());
-  }
-
-  // Whether the reservation and admission's pace screen act: policy.pace_reserve is on and the
-  // overload ladder is below its shedding rungs. Once the node sheds work the shares decide alone,
-  // as without the reservation: turning the large model's interactive arrivals away there left
-  // its queue short, the ladder lower, and the small models' looser classes admitted in the
-  // interactive requests' place (docs/gang-scheduling.md, "Decode-pace reservation").
-  bool pace_reserving(const SchedulerView& state) const {
-    return pace_reserve_ && state.large() != nullptr &&
-           state.overload().level < OverloadLevel::kShedBatch;
-  }
-
-  // Whether the resident large sequences with a TPOT target are within what the pace budget can
-  // pace: then their pace points win over the small models' urgency (want_gang, keep_gang).
-  bool pace_reserved(const SchedulerView& state, Time now) {
-    if (!pace_reserving(state)) return false;
-    const double need = large_pace_need(state, nullptr, 0);
-    return need > 0 && need <= pace_budget(state, pace_demand_.plan(state, now));
-  }
-
   // Whether a large request's first-token deadline may win over small work that is due later
   // (want_gang, keep_gang): only while the node has headroom, with the overload ladder at its
   // first rung and no arrival turned away as busy for kHeadroomQuietPeriod. Near capacity every
@@ -476,6 +369,20 @@ class GangwayPolicy final : public GangPolicy {
     return state.overload().level == OverloadLevel::kNormal &&
            (!state.overload().last_busy_rejection ||
             now - *state.overload().last_busy_rejection >= kHeadroomQuietPeriod);
+  }
+
+  // How long until the gang could start: the busiest GPU's iteration in flight (lease mode) or
+  // the predicted drain (exclusive mode).
+  Duration barrier_estimate(const SchedulerView& state, Time now) const {
+    Time ready = now;
+    if (mode_ == ExecutionMode::kExclusive) {
+      ready = planner_.shadow_time(now);
+    } else {
+      for (const GpuRuntime& gpu : state.gpus()) {
+        if (gpu.small_busy) ready = std::max(ready, gpu.predicted_free);
+      }
+    }
+    return ready - now;
   }
 
   // How long until the gang could start, as a resident large sequence's decode pace must judge
@@ -495,9 +402,7 @@ class GangwayPolicy final : public GangPolicy {
         state.overload().pressure >= kLightLoadPressure) {
       return barrier;
     }
-    Duration longest = barrier;
-    for (Duration step : small_last_step_) longest = std::max(longest, step);
-    return longest;
+    return std::max(barrier, urgency_.longest_small_step());
   }
 
   // The large model may take the gang beyond what deadlines demand: it is within its weighted
@@ -512,8 +417,6 @@ class GangwayPolicy final : public GangPolicy {
     return arrival <= state.gang().active_since && now - arrival >= spec_.max_large_wait;
   }
 
-  // Since when the large model has had work waiting for the gang: its queue head's arrival, or
-  // for resident sequences paused between leases, the end of the last lease.
   // Since when the large model has waited for the gang without getting it: for its queue head,
   // since it arrived or since the last lease began, whichever is later (a lease that began after
   // it arrived was its chance); for resident sequences paused between leases, since the last
@@ -529,197 +432,20 @@ class GangwayPolicy final : public GangPolicy {
     return since;
   }
 
-  // When `seq` needs its first token: its own deadline, else its class's TTFT target after its
-  // arrival; none for a class without a TTFT target.
-  std::optional<Time> first_token_due(const SchedulerView& state, const Sequence& seq) const {
-    if (seq.spec.ttft_deadline) return seq.spec.ttft_deadline;
-    const std::optional<Duration> target = state.node().slo_class(seq.spec.slo_class).ttft_target;
-    if (!target) return std::nullopt;
-    return seq.spec.arrival + *target;
-  }
-
-  // The latest time the gang may start for the large sequence `seq` to finish its prompt, one
-  // chunk per large iteration, by its first-token deadline; none without a deadline.
-  std::optional<Time> large_prefill_latest_start(const SchedulerView& state,
-                                                 const Sequence& seq) const {
-    const std::optional<Time> due = first_token_due(state, seq);
-    if (!due) return std::nullopt;
-    const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
-                                    state.node().model(seq.spec.model).prefill_chunk_tokens);
-    const Duration prefill(static_cast<int64_t>(chunks * large_chunk_time_.count()));
-    return *due - prefill - spec_.urgency_margin;
-  }
-
-  // How long until the gang could start: the busiest GPU's iteration in flight (lease mode) or
-  // the predicted drain (exclusive mode).
-  Duration barrier_estimate(const SchedulerView& state, Time now) const {
-    Time ready = now;
-    if (mode_ == ExecutionMode::kExclusive) {
-      ready = planner_.shadow_time(now);
-    } else {
-      for (const GpuRuntime& gpu : state.gpus()) {
-        if (gpu.small_busy) ready = std::max(ready, gpu.predicted_free);
-      }
-    }
-    return ready - now;
-  }
-
-  // The latest time the gang may start for the most pressed large request to stay on time.
-  Time earliest_large_urgency(const SchedulerView& state) const {
-    return std::min(large_first_token_urgency(state), large_decode_urgency(state));
-  }
-
-  // The latest time the gang may start for every large request still waiting for its first
-  // token (queue heads, and resident sequences part-way through prefill) to get it on time,
-  // leaving out those whose latest start is before `not_before` (already lost).
-  Time large_first_token_urgency(const SchedulerView& state,
-                                 std::optional<Time> not_before = std::nullopt) const {
-    Time latest_start = Time::max();
-    auto consider = [&](const Sequence& seq) {
-      if (const std::optional<Time> start = large_prefill_latest_start(state, seq)) {
-        if (!not_before || *start >= *not_before) latest_start = std::min(latest_start, *start);
-      }
-    };
-    int checked = 0;
-    for (const auto& entry : state.large()->queue) {
-      if (++checked > kHeadsChecked) break;
-      consider(state.sequence(std::get<2>(entry)));
-    }
-    for (SequenceHandle h : state.large()->running) {
-      const Sequence& seq = state.sequence(h);
-      if (!seq.first_token) consider(seq);
-    }
-    return latest_start;
-  }
-
-  // The latest time the gang may start for resident large sequences that are decoding: a
-  // sequence's next token is due when its mean TPOT so far would otherwise exceed its class's
-  // target, or for a class without one, the pace owed (unpaced_tpot_). A sequence banks no slack
-  // against its predicted remaining length: with geometric-like lengths that prediction is wrong
-  // for exactly the long sequences, which would then miss their pace. No urgency_margin here,
-  // unlike first tokens: the pace already assumes no banked slack, the callers add the barrier, and
-  // a token a little after its pace point is made up within the lease (the target bounds the mean).
-  // With the margin the large model ran ahead of its pace at the small models' TPOT
-  // (docs/gang-scheduling.md, "Decode pace").
-  // With `targets_only`, only sequences whose class has a TPOT target count.
-  Time large_decode_urgency(const SchedulerView& state, bool targets_only = false) const {
-    Time latest_start = Time::max();
-    const Duration step = state.large()->last_iteration;
-    for (SequenceHandle h : state.large()->running) {
-      const Sequence& seq = state.sequence(h);
-      if (!seq.first_token) continue;
-      std::optional<Duration> tpot = state.node().slo_class(seq.spec.slo_class).tpot_target;
-      if (!tpot && !targets_only) tpot = unpaced_tpot_;
-      if (!tpot) continue;
-      const Time due = *seq.first_token + *tpot * seq.generated_tokens;
-      latest_start = std::min(latest_start, due - step);
-    }
-    return latest_start;
-  }
-
-  // The latest time the small models can resume and keep their most pressed request on time:
-  // for queued requests (queue heads), TTFT deadline minus the prefill of the small requests
-  // queued ahead of them (the model's queued prompt tokens over its replicas); for resident
-  // ones, latest_small_start() as computed when their GPU last finished an iteration (or, if
-  // the large model had no work then, when first read since).
-  Time earliest_small_urgency(const SchedulerView& state) const {
-    Time latest = Time::max();
-    for (size_t gpu = 0; gpu < small_latest_start_.size(); ++gpu) {
-      if (!small_latest_start_[gpu]) {
-        small_latest_start_[gpu] =
-            latest_small_start(state, state.gpus()[gpu], small_last_step_[gpu]);
-      }
-      latest = std::min(latest, *small_latest_start_[gpu]);
-    }
-    auto consider = [&](const RequestQueue& queue, Duration backlog) {
-      int checked = 0;
-      for (const auto& entry : queue) {
-        if (++checked > kHeadsChecked) break;
-        const Sequence& seq = state.sequence(std::get<2>(entry));
-        if (const std::optional<Time> due = first_token_due(state, seq)) {
-          latest = std::min(latest, *due - backlog - spec_.urgency_margin);
-        }
-      }
-    };
-    for (const SmallModelRuntime& model : state.small_models()) {
-      if (state.node().model(model.model).is_large()) continue;
-      const double replicas = std::max<size_t>(1, model.replicas.size());
-      const Duration backlog(static_cast<int64_t>(
-          small_prefill_ns_per_token_[model.model.value()] *
-          static_cast<double>(state.queued_prompt_tokens(model.model)) / replicas));
-      consider(model.queue, backlog);
-      for (uint32_t index : model.replicas) consider(state.replicas()[index].queue, backlog);
-    }
-    return latest;
-  }
-
-  // The latest time small sequences resident on `gpu` can resume and still meet their targets:
-  // TTFT for those part-way through prefill, mean TPOT for those decoding. A decoding sequence
-  // may bank slack: it must resume when finishing its remaining tokens back to back would only
-  // just keep its mean TPOT within the target, were it to end as early as its 20th-percentile
-  // remaining length. (By the mean remaining length, ~30 tokens at any age for geometric-like
-  // lengths, every sequence seemed a second from its deadline, and those that ended a few tokens
-  // after a run of long leases missed; by the 10th percentile, or by the pace as for the large
-  // model, their deadlines cut so many leases that the large model's TPOT paid:
-  // docs/gang-scheduling.md, "Small sequences' TPOT".) Exclusive mode does not pause decoding
-  // small sequences for the gang (a drain lets them finish and evicts only overruns), so there
-  // the mean remaining length serves. `step` is the GPU's iteration time. Computed when the GPU
-  // finishes an iteration: it stays valid while the GPU is paused.
-  Time latest_small_start(const SchedulerView& state, const GpuRuntime& gpu, Duration step) const {
-    Time latest = Time::max();
-    for (uint32_t index : gpu.replicas) {
-      const Replica& replica = state.replicas()[index];
-      const ModelSpec& model = state.node().model(replica.model);
-      for (SequenceHandle h : replica.running) {
-        const Sequence& seq = state.sequence(h);
-        const SloClass& slo = state.node().slo_class(seq.spec.slo_class);
-        if (!seq.first_token) {
-          if (!slo.ttft_target) continue;
-          const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
-                                          model.prefill_chunk_tokens);
-          latest = std::min(latest, seq.spec.arrival + *slo.ttft_target -
-                                        Duration(static_cast<int64_t>(chunks * step.count())) -
-                                        spec_.urgency_margin);
-          continue;
-        }
-        if (!slo.tpot_target) continue;
-        const double remaining = mode_ == ExecutionMode::kLease
-                                     ? state.predictor().short_remaining(seq)
-                                     : state.predictor().expected_remaining(seq);
-        const Time finish_deadline =
-            *seq.first_token +
-            Duration(static_cast<int64_t>(static_cast<double>(slo.tpot_target->count()) *
-                                          (seq.generated_tokens + remaining - 1)));
-        latest = std::min(latest, finish_deadline -
-                                      Duration(static_cast<int64_t>(remaining * step.count())) -
-                                      spec_.urgency_margin);
-      }
-    }
-    return latest;
-  }
-
   PolicySpec spec_;
   ExecutionMode mode_;
   VirtualTimeArbiter arbiter_;
   bool demand_split_;
-  bool pace_reserve_;  // policy.pace_reserve, in lease mode
-  // policy.split: demand's plan, from queued prefill; and the tiers' demands as the pace budget
-  // reads them, with the prefill computed lately too.
+  // policy.split: demand's plan, from queued prefill (the pace reservation reads its own, with
+  // the prefill computed lately too).
   DemandSplit split_;
-  DemandSplit pace_demand_;
+  DecodePaceReservation pace_reservation_;  // policy.pace_reserve, in lease mode
+  TierUrgency urgency_;
   BackfillPlanner planner_;
   bool initialised_ = false;
   bool large_backlogged_ = false;
   bool small_backlogged_ = false;  // small work queued or resident
   bool small_contending_ = false;  // small work queued, or resident and near its deadline
-  Duration large_chunk_time_{0};
-  std::vector<double> small_prefill_ns_per_token_;  // by ModelId value
-  // By GPU: latest_small_start() as of its last iteration (none: not computed yet), and that
-  // iteration's length. Filled in on first read, hence mutable.
-  mutable std::vector<std::optional<Time>> small_latest_start_;
-  std::vector<Duration> small_last_step_;
-  // kUnpacedPaceFactor x the loosest TPOT target of any class; none if no class sets one.
-  std::optional<Duration> unpaced_tpot_;
   Time last_lease_start_;
   Time last_lease_end_;
   Time pending_shadow_;
