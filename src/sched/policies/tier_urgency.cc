@@ -48,8 +48,8 @@ void TierUrgency::on_small_iteration(const SchedulerView& state, GpuId gpu_id, D
   const size_t gpu = gpu_id.value();
   small_last_step_[gpu] = step;
   // Only gang decisions read it. While the large model has no work it is left to be computed
-  // when first read (earliest_small_urgency): a pass over every resident sequence, it was a
-  // quarter of a small-only iteration's decision (bench/README.md).
+  // when first read (earliest_small_urgency): it is a pass over every resident sequence, which a
+  // node serving only small work would otherwise pay at every iteration.
   if (state.has_large_work()) {
     small_latest_start_[gpu] = latest_small_start(state, state.gpus()[gpu], step);
   } else {
