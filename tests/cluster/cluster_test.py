@@ -326,6 +326,10 @@ def case_deploy(binary, workdir):
     rendered = loopback.render_config.render(loopback.render_config.EXAMPLE_NODES)
     check(shipped == rendered, "deploy/haproxy/haproxy.cfg is render_config.py's output for its "
                                "example nodes (regenerate it with the command in its header)")
+    defaults = shipped.split("\ndefaults\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    check("    option http-no-delay" in defaults,
+          "the shipped configuration forwards each token at once (option http-no-delay in "
+          "defaults): without it HAProxy holds a stream's first event about 200 ms")
     retried = retry_elsewhere_statuses()
     retry_on = next(line.split()[1:] for line in shipped.splitlines()
                     if line.strip().startswith("retry-on "))
