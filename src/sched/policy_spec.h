@@ -54,7 +54,7 @@ struct PolicySpec {
   Duration batching_delay = std::chrono::milliseconds(25);
   // A request whose deadline slack falls below this is urgent: an urgent large request pulls a
   // lease forward; an urgent small request cuts one short (after lease_min). Resident large
-  // sequences that are decoding are judged by their pace alone, without it (gangway_policy.cc).
+  // sequences that are decoding are judged by their pace alone, without it (tier_urgency.cc).
   Duration urgency_margin = std::chrono::milliseconds(40);
   // Exclusive mode: trust the 90th percentile of predicted lengths for backfill instead of the
   // mean (conservative backfill), and how long past the predicted drain the gang waits before
