@@ -73,25 +73,23 @@ Attainment: interactive requests that completed within their TTFT and TPOT targe
 interactive arrivals (rejections included). Goodput: those per second. Real / simulated.
 """]
     header = ["load"] + [f"{label}" for label, _, _ in settings.configurations]
-    rows = []
-    for load in loads:
-        row = [f"{load:.0f}x"]
-        for label, _, _ in settings.configurations:
-            real, sim = by.get((load, label, "real")), by.get((load, label, "sim"))
-            row.append(f"{pct(real and real['interactive_slo_attainment'])} / "
-                       f"{pct(sim and sim['interactive_slo_attainment'])}")
-        rows.append(row)
-    lines.append("Attainment, real / simulated:\n\n" + gx.markdown_table(header, rows))
-    rows = []
-    for load in loads:
-        row = [f"{load:.0f}x"]
-        for label, _, _ in settings.configurations:
-            real, sim = by.get((load, label, "real")), by.get((load, label, "sim"))
-            row.append(f"{rps(real and real['interactive_goodput_rps'])} / "
-                       f"{rps(sim and sim['interactive_goodput_rps'])}")
-        rows.append(row)
+
+    def real_and_simulated(key, cell):
+        """A table of one figure, 'real / simulated', a row per load, a column per
+        configuration."""
+        rows = []
+        for load in loads:
+            row = [f"{load:.0f}x"]
+            for label, _, _ in settings.configurations:
+                real, sim = by.get((load, label, "real")), by.get((load, label, "sim"))
+                row.append(f"{cell(real and real[key])} / {cell(sim and sim[key])}")
+            rows.append(row)
+        return gx.markdown_table(header, rows)
+
+    lines.append("Attainment, real / simulated:\n\n"
+                 + real_and_simulated("interactive_slo_attainment", pct))
     lines.append("Interactive goodput (requests/s), real / simulated:\n\n"
-                 + gx.markdown_table(header, rows))
+                 + real_and_simulated("interactive_goodput_rps", rps))
     rows = []
     for load in loads:
         base = by.get((load, "agent-check, no hot node", "real"))

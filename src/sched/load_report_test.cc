@@ -59,11 +59,16 @@ TEST(LoadReport, CarriesTheLaddersWeightShift) {
   EXPECT_DOUBLE_EQ(to_json(report)["overload"]["large_weight_factor"].get<double>(), 2.0);
 }
 
-TEST(LoadReport, QueuedWorkRaisesTheWaitAndUsesUpTheHeadroom) {
+// A node whose admission takes everything, so that a queue builds.
+std::unique_ptr<Scheduler> make_without_admission() {
   SchedulerOptions options;
-  options.admission.enabled = false;  // let the queue build
+  options.admission.enabled = false;
   options.admission.queue_cap = 100000;
-  auto scheduler = make(options);
+  return make(options);
+}
+
+TEST(LoadReport, QueuedWorkRaisesTheWaitAndUsesUpTheHeadroom) {
+  auto scheduler = make_without_admission();
   const Time now = Time::zero();
   for (uint64_t id = 1; id <= 4000; ++id) {
     scheduler->submit(request(id, ModelId(0), 2, 2000, now), now);
@@ -79,10 +84,7 @@ TEST(LoadReport, QueuedWorkRaisesTheWaitAndUsesUpTheHeadroom) {
 TEST(LoadReport, ThePromisedWaitCountsOnlyTheClassesWithATarget) {
   // Batch work has no TTFT target and waits behind every class that has one: a long batch queue
   // delays no promise, so it raises the predicted wait but not the promised one.
-  SchedulerOptions options;
-  options.admission.enabled = false;  // let the queue build
-  options.admission.queue_cap = 100000;
-  auto scheduler = make(options);
+  auto scheduler = make_without_admission();
   const Time now = Time::zero();
   for (uint64_t id = 1; id <= 2000; ++id) {
     scheduler->submit(request(id, ModelId(0), 2, 2000, now), now);
