@@ -31,6 +31,13 @@ void TierUrgency::initialise(const SchedulerView& state) {
       unpaced_tpot_ = std::max(unpaced_tpot_.value_or(Duration(0)),
                                *slo.tpot_target * DemandModel::kUnpacedPaceFactor);
   }
+  target_pace_.assign(state.node().slo_classes.size(), std::nullopt);
+  owed_pace_.assign(state.node().slo_classes.size(), unpaced_tpot_);
+  for (const SloClass& slo : state.node().slo_classes) {
+    if (!slo.tpot_target) continue;
+    target_pace_[slo.id.value()] = slo.tpot_target;
+    owed_pace_[slo.id.value()] = slo.tpot_target;
+  }
   small_prefill_ns_per_token_.assign(state.node().models.size(), 0.0);
   for (const ModelSpec& model : state.node().models) {
     if (model.is_large()) continue;
@@ -118,18 +125,17 @@ Time TierUrgency::large_first_token_urgency(const SchedulerView& state,
 // With the margin the large model ran ahead of its pace at the small models' TPOT
 // (docs/gang-scheduling.md, "Decode pace").
 Time TierUrgency::large_decode_urgency(const SchedulerView& state, bool targets_only) const {
-  Time latest_start = Time::max();
-  const Duration step = state.large()->last_iteration;
+  const std::vector<std::optional<Duration>>& pace = targets_only ? target_pace_ : owed_pace_;
+  Time earliest_due = Time::max();
   for (SequenceHandle h : state.large()->running) {
     const Sequence& seq = state.sequence(h);
     if (!seq.first_token) continue;
-    std::optional<Duration> tpot = state.node().slo_class(seq.spec.slo_class).tpot_target;
-    if (!tpot && !targets_only) tpot = unpaced_tpot_;
+    const std::optional<Duration>& tpot = pace[seq.spec.slo_class.value()];
     if (!tpot) continue;
-    const Time due = *seq.first_token + *tpot * seq.generated_tokens;
-    latest_start = std::min(latest_start, due - step);
+    earliest_due = std::min(earliest_due, *seq.first_token + *tpot * seq.generated_tokens);
   }
-  return latest_start;
+  // The latest start is the earliest due less one large iteration (the same for every sequence).
+  return earliest_due == Time::max() ? earliest_due : earliest_due - state.large()->last_iteration;
 }
 
 // For queued requests (queue heads), TTFT deadline minus the prefill of the small requests
