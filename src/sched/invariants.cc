@@ -154,10 +154,18 @@ class InvariantChecks {
     }
     int64_t batched = 0;
     for (const GpuRuntime& gpu : state_.gpus) {
-      if (gpu.small_busy) batched += static_cast<int64_t>(gpu.batch.size());
+      if (!gpu.small_busy) continue;
+      batched += static_cast<int64_t>(gpu.batch.size());
+      if (shape_of(gpu.batch) != gpu.batch_shape) {
+        violated("GPU " + std::to_string(gpu.id.value()) +
+                 ": the batch in flight is not the shape it was launched with");
+      }
     }
     if (state_.large && state_.large->busy) {
       batched += static_cast<int64_t>(state_.large->batch.size());
+      if (shape_of(state_.large->batch) != state_.large->batch_shape) {
+        violated("the gang's batch in flight is not the shape it was launched with");
+      }
     }
     if (in_flight != batched) {
       violated(std::to_string(in_flight) + " requests marked in flight but " +

@@ -289,8 +289,7 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
     LargeModelRuntime& large = *state_.large;
     if (!large.busy) throw std::logic_error("on_iteration_done: the gang has no iteration");
     // The shape is the finished batch's (the policies' demand model counts its prefill).
-    const IterationLaunch launch{engine, large.model,     {}, shape_of(large.batch),
-                                 {},     large.busy_since};
+    const IterationLaunch launch{engine, large.model, {}, large.batch_shape, {}, large.busy_since};
     large.busy = false;
     large.slowdown = next_slowdown(large.slowdown, large.busy_since, large.predicted_free, now);
     complete_batch(large.batch, ended, now);
@@ -298,9 +297,8 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
   } else {
     GpuRuntime& gpu = state_.gpus.at(engine.gpu.value());
     if (!gpu.small_busy) throw std::logic_error("on_iteration_done: the GPU has no iteration");
-    const IterationLaunch launch{engine, state_.replicas[gpu.batch_replica].model,
-                                 {},     shape_of(gpu.batch),
-                                 {},     gpu.busy_since};
+    const IterationLaunch launch{
+        engine, state_.replicas[gpu.batch_replica].model, {}, gpu.batch_shape, {}, gpu.busy_since};
     gpu.small_busy = false;
     gpu.slowdown = next_slowdown(gpu.slowdown, gpu.busy_since, gpu.predicted_free, now);
     complete_batch(gpu.batch, ended, now);
@@ -479,6 +477,7 @@ bool Scheduler::launch_small(GpuRuntime& gpu, Replica& replica, Time now,
   gpu.busy_since = now;
   gpu.predicted_free = now + predicted;
   gpu.last_iteration = predicted;
+  gpu.batch_shape = shape;
   gpu.batch_replica = static_cast<uint32_t>(&replica - state_.replicas.data());
   effects_.launches.push_back(
       IterationLaunch{EngineRef::small(gpu.id), replica.model, gpu.batch, shape, predicted, now});
@@ -495,6 +494,7 @@ bool Scheduler::launch_large(Time now, bool admit_new) {
   large.busy_since = now;
   large.predicted_free = now + predicted;
   large.last_iteration = predicted;
+  large.batch_shape = shape;
   effects_.launches.push_back(
       IterationLaunch{EngineRef::large(), large.model, large.batch, shape, predicted, now});
   return true;

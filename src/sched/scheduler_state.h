@@ -51,8 +51,10 @@ struct GpuRuntime {
   Duration last_iteration{0};      // predicted length of the last iteration launched here
   std::vector<uint32_t> replicas;  // indices into SchedulerState::replicas
   uint32_t next_replica = 0;       // round robin among this GPU's small models
-  // The batch in flight (small model); its storage backs IterationLaunch::entries.
+  // The batch in flight (small model); its storage backs IterationLaunch::entries. Its shape,
+  // as launched, goes with the iteration's completion.
   std::vector<BatchEntry> batch;
+  BatchShape batch_shape;
   uint32_t batch_replica = 0;
   // Time this GPU was last handed to the gang, for barrier accounting.
   std::optional<Time> barrier_since;
@@ -83,6 +85,7 @@ struct LargeModelRuntime {
   Time predicted_free;
   Duration last_iteration{0};
   std::vector<BatchEntry> batch;
+  BatchShape batch_shape;  // as GpuRuntime::batch_shape
   const CostModel* cost = nullptr;
   double slowdown = 1.0;  // as GpuRuntime::slowdown, for the gang's iterations
 };

@@ -6,7 +6,12 @@ namespace gangway {
 
 void DecodePaceReservation::initialise(const SchedulerView& state, Duration no_target_horizon) {
   if (!enabled_) return;
-  no_target_horizon_ = no_target_horizon;
+  // A refused arrival may find room once the small models' queued work, due within their
+  // tightest first-token target, is done.
+  retry_after_ = no_target_horizon;
+  for (const SloClass& slo : state.node().slo_classes) {
+    if (slo.ttft_target) retry_after_ = std::min(retry_after_, *slo.ttft_target);
+  }
   demand_.initialise(state, no_target_horizon);
 }
 
@@ -15,8 +20,8 @@ void DecodePaceReservation::on_iteration_finished(const IterationLaunch& launch,
 }
 
 // Once the node sheds work the shares decide alone, as without the reservation: turning the
-// large model's interactive arrivals away there left its queue short, the ladder lower, and the
-// small models' looser classes admitted in the interactive requests' place
+// large model's interactive arrivals away there leaves its queue short, the ladder lower, and
+// the small models' looser classes admitted in the interactive requests' place
 // (docs/gang-scheduling.md, "Decode-pace reservation").
 bool DecodePaceReservation::reserving(const SchedulerView& state) const {
   return enabled_ && state.large() != nullptr && state.overload().level < OverloadLevel::kShedBatch;
@@ -30,8 +35,7 @@ bool DecodePaceReservation::reserved(const SchedulerView& state, Time now) {
 
 // The arrival is taken only if the share of time the gang needs to pace it beside the resident
 // sequences (with the large model's prefill demand riding in the paced iterations) fits in the
-// pace budget. Otherwise a retry may find room once the small models' queued work, due within
-// their tightest first-token target, is done.
+// pace budget; otherwise the retry waits retry_after_.
 std::optional<Duration> DecodePaceReservation::refusal(const SchedulerView& state,
                                                        const Sequence& arrival, Time now,
                                                        Duration large_chunk_time) {
@@ -42,11 +46,7 @@ std::optional<Duration> DecodePaceReservation::refusal(const SchedulerView& stat
                               state.node().model(state.large()->model).prefill_chunk_tokens;
   const double need = large_pace_need(state, &arrival, plan.large.prefill / lone_token_s);
   if (need <= pace_budget(state, plan)) return std::nullopt;
-  Duration retry = no_target_horizon_;
-  for (const SloClass& slo : state.node().slo_classes) {
-    if (slo.ttft_target) retry = std::min(retry, *slo.ttft_target);
-  }
-  return retry;
+  return retry_after_;
 }
 
 // The share of the node's time the gang needs to keep the resident large sequences with a TPOT

@@ -56,7 +56,9 @@ class DecodePaceReservation {
   ShareLimits limits_;
   // The tiers' demands as the pace budget reads them, with the prefill computed lately.
   DemandSplit demand_;
-  Duration no_target_horizon_{0};
+  // How long a refused arrival waits before a retry: the tightest first-token target of any
+  // class (the no-target horizon where none sets one).
+  Duration retry_after_{0};
 };
 
 }  // namespace gangway

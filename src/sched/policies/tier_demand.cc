@@ -71,32 +71,32 @@ namespace {
 // The recent prefill rate is smoothed with this time constant.
 constexpr double kRateTimeConstant_s = 1.0;
 
-double lone_chunk_seconds_per_token(const CostModel& cost, const ModelSpec& model) {
-  BatchShape chunk;
-  chunk.prefill_tokens = model.prefill_chunk_tokens;
-  chunk.prefill_seqs = 1;
-  return to_seconds(cost.iteration_time(chunk)) / model.prefill_chunk_tokens;
-}
-
 }  // namespace
 
 void DemandModel::initialise(const SchedulerView& state, Duration no_target_deadline) {
   initialised_ = true;
   no_target_deadline_ = no_target_deadline;
   gpus_ = std::max<int>(1, static_cast<int>(state.gpus().size()));
-  for (const SloClass& slo : state.node().slo_classes) {
-    if (slo.tpot_target) {
-      unpaced_ = std::max(unpaced_.value_or(Duration(0)), *slo.tpot_target * kUnpacedPaceFactor);
-    }
-  }
+  unpaced_ = unpaced_pace(state.node());
   seconds_per_prefill_token_.assign(state.node().models.size(), 0.0);
   for (const ModelSpec& model : state.node().models) {
     const CostModel* cost = model.is_large() ? (state.large() ? state.large()->cost : nullptr)
                                              : state.small_models()[model.id.value()].cost;
     if (cost != nullptr) {
-      seconds_per_prefill_token_[model.id.value()] = lone_chunk_seconds_per_token(*cost, model);
+      seconds_per_prefill_token_[model.id.value()] =
+          lone_chunk_prefill_seconds_per_token(*cost, model);
     }
   }
+}
+
+std::optional<Duration> DemandModel::unpaced_pace(const NodeSpec& node) {
+  std::optional<Duration> unpaced;
+  for (const SloClass& slo : node.slo_classes) {
+    if (slo.tpot_target) {
+      unpaced = std::max(unpaced.value_or(Duration(0)), *slo.tpot_target * kUnpacedPaceFactor);
+    }
+  }
+  return unpaced;
 }
 
 std::optional<Duration> DemandModel::pace(const SchedulerView& state, SloClassId slo_class,

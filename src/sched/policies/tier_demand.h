@@ -116,6 +116,9 @@ class DemandModel {
   // Resident large sequences of a class without a TPOT target are paced at this multiple of the
   // loosest TPOT target any class sets.
   static constexpr int kUnpacedPaceFactor = 2;
+  // kUnpacedPaceFactor times the loosest TPOT target any of the node's classes sets; none if no
+  // class sets one.
+  static std::optional<Duration> unpaced_pace(const NodeSpec& node);
 
  private:
   struct Rate {

@@ -26,13 +26,9 @@ void TierUrgency::initialise(const SchedulerView& state) {
   small_last_step_.assign(state.gpus().size(), Duration(0));
   // Resident large sequences of a class without a TPOT target are still owed progress: they are
   // paced at a multiple of the loosest TPOT target any class sets (docs/gang-scheduling.md).
-  for (const SloClass& slo : state.node().slo_classes) {
-    if (slo.tpot_target)
-      unpaced_tpot_ = std::max(unpaced_tpot_.value_or(Duration(0)),
-                               *slo.tpot_target * DemandModel::kUnpacedPaceFactor);
-  }
+  const std::optional<Duration> unpaced = DemandModel::unpaced_pace(state.node());
   target_pace_.assign(state.node().slo_classes.size(), std::nullopt);
-  owed_pace_.assign(state.node().slo_classes.size(), unpaced_tpot_);
+  owed_pace_.assign(state.node().slo_classes.size(), unpaced);
   for (const SloClass& slo : state.node().slo_classes) {
     if (!slo.tpot_target) continue;
     target_pace_[slo.id.value()] = slo.tpot_target;
@@ -117,7 +113,7 @@ Time TierUrgency::large_first_token_urgency(const SchedulerView& state,
 }
 
 // A sequence's next token is due when its mean TPOT so far would otherwise exceed its class's
-// target, or for a class without one, the pace owed (unpaced_tpot_). A sequence banks no slack
+// target, or for a class without one, the pace owed (owed_pace_). A sequence banks no slack
 // against its predicted remaining length: with geometric-like lengths that prediction is wrong
 // for exactly the long sequences, which would then miss their pace. No urgency_margin here,
 // unlike first tokens: the pace already assumes no banked slack, the callers add the barrier, and

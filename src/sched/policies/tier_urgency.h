@@ -68,11 +68,9 @@ class TierUrgency {
   // iteration's length. Filled in on first read, hence mutable.
   mutable std::vector<std::optional<Time>> small_latest_start_;
   std::vector<Duration> small_last_step_;
-  // DemandModel::kUnpacedPaceFactor x the loosest TPOT target of any class; none if no class
-  // sets one.
-  std::optional<Duration> unpaced_tpot_;
   // By SloClassId value, the pace a resident large sequence of the class keeps: its TPOT target
-  // (target_pace_), or that and unpaced_tpot_ for a class without one (owed_pace_). Read in the
+  // (target_pace_), or that and DemandModel::unpaced_pace() for a class without one
+  // (owed_pace_). Read in the
   // loop over every resident large sequence, once per decision.
   std::vector<std::optional<Duration>> target_pace_;
   std::vector<std::optional<Duration>> owed_pace_;
