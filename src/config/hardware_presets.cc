@@ -52,6 +52,10 @@ HardwareSpec from_datasheet(const DatasheetRow& row) {
   spec.allreduce_latency_s = kEstimatedAllReduceLatencyS;
   spec.allreduce_bytes_per_s = kAllReduceShareOfLink * spec.nvlink_bytes_per_s;
   spec.pcie_bytes_per_s = row.pcie_bytes_per_s;
+  // No iteration time has been measured on these GPUs: the roofline efficiencies stay
+  // RooflineEfficiencies' defaults (a vLLM-class engine on an H100), an assumption that a
+  // measurement should replace (docs/calibration.md, "What to set").
+  spec.roofline_efficiencies = RooflineEfficiencies{};
   return spec;
 }
 

@@ -148,7 +148,8 @@ ModelSpec read_model(const YamlValue& item, const NodeSpec& node, size_t index) 
   const std::string name = map.required("name").text();
   const YamlValue tier = map.required("tier");
   ModelSpec model = default_model_for_tier(
-      tier.choice({"small", "large"}) == "large" ? ModelTier::kLarge : ModelTier::kSmall);
+      tier.choice({"small", "large"}) == "large" ? ModelTier::kLarge : ModelTier::kSmall,
+      node.hardware);
   model.id = ModelId(static_cast<uint16_t>(index));
   model.name = name;
 
@@ -207,20 +208,18 @@ void check_model_set(const std::vector<YamlValue>& items, const NodeSpec& node,
 
 }  // namespace
 
-ModelSpec default_model_for_tier(ModelTier tier) {
+ModelSpec default_model_for_tier(ModelTier tier, const HardwareSpec& hardware) {
+  ModelSpec model;
+  model.tier = tier;
+  model.cost = default_cost_model(tier, hardware.roofline_efficiencies);
   for (const ModelSpec& preset : default_node_spec().models) {
     if (preset.tier != tier) continue;
-    ModelSpec model;
-    model.tier = tier;
     model.max_context_tokens = preset.max_context_tokens;
     model.max_num_seqs = preset.max_num_seqs;
     model.max_batched_tokens = preset.max_batched_tokens;
     model.prefill_chunk_tokens = preset.prefill_chunk_tokens;
-    model.cost = preset.cost;
-    return model;
+    break;
   }
-  ModelSpec model;
-  model.tier = tier;
   return model;
 }
 

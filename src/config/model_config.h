@@ -11,9 +11,11 @@
 
 namespace gangway {
 
-// What a model of this tier is when the file says nothing more: default_node_spec()'s model of
-// that tier (batching limits, cost model), with no name, shape or GPUs yet.
-ModelSpec default_model_for_tier(ModelTier tier);
+// What a model of this tier is on this hardware when the file says nothing more:
+// default_node_spec()'s batching limits for that tier, and the cost model the hardware's preset
+// gives (default_cost_model: its roofline efficiencies); no name, shape or GPUs yet. A model's
+// `cost:` section then overrides only the keys it sets.
+ModelSpec default_model_for_tier(ModelTier tier, const HardwareSpec& hardware);
 
 // Fills node.models (ids in list order). Reads node.gpu_count, hardware and kv_block_tokens,
 // so the `node:` section must have been read first.

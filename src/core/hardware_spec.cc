@@ -12,6 +12,7 @@ HardwareSpec h100_sxm_80gb() {
   spec.allreduce_latency_s = 33e-6;
   spec.allreduce_bytes_per_s = 210e9;
   spec.pcie_bytes_per_s = 50e9;
+  spec.roofline_efficiencies = RooflineEfficiencies{};
   return spec;
 }
 
@@ -20,6 +21,8 @@ HardwareSpec h200_sxm_141gb() {
   spec.name = "h200-sxm-141gb";
   spec.hbm_bytes = 141LL * 1000 * 1000 * 1000;
   spec.hbm_bytes_per_s = 4.8e12;
+  spec.roofline_efficiencies = {
+      .compute_efficiency = 0.5, .bandwidth_efficiency = 0.57, .launch_overhead_s = 0.0011};
   return spec;
 }
 

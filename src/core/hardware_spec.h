@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "core/roofline_efficiencies.h"
+
 namespace gangway {
 
 struct HardwareSpec {
@@ -26,11 +28,18 @@ struct HardwareSpec {
   // Host<->GPU copy bandwidth for KV swap, one direction. Source: vLLM offloading-connector blog,
   // Dec 2025 (PCIe Gen5 x16 nominal 64 GB/s; measured DMA ~50 GB/s for 0.5-2 MB blocks).
   double pcie_bytes_per_s = 0;
+  // The roofline efficiencies that reproduce this GPU's reference iteration time: what a model's
+  // roofline cost settings default to on this GPU (ModelSpec's default_cost_model).
+  RooflineEfficiencies roofline_efficiencies;
 };
 
-// The default: one H100 SXM 80 GB as described above.
+// The default: one H100 SXM 80 GB as described above. Its roofline efficiencies are
+// RooflineEfficiencies' defaults, which reproduce the published vLLM V1 figures on this GPU.
 HardwareSpec h100_sxm_80gb();
-// An H200 SXM 141 GB (NVIDIA datasheet: 141 GB HBM3e, 4.8 TB/s; same compute as H100).
+// An H200 SXM 141 GB (NVIDIA datasheet: 141 GB HBM3e, 4.8 TB/s; same compute as H100). Its
+// roofline efficiencies are the fit to the Llama-3-8B iteration times measured on one H200
+// (docs/calibration.md: compute 0.5, bandwidth 0.57, 1.1 ms per iteration; 41 batch shapes,
+// measured / predicted 1.00 geomean against 1.32 with the H100's settings).
 HardwareSpec h200_sxm_141gb();
 
 }  // namespace gangway

@@ -24,6 +24,16 @@ const char* to_string(CostModelKind kind) {
   return "?";
 }
 
+CostModelSpec default_cost_model(ModelTier tier, const RooflineEfficiencies& efficiencies) {
+  CostModelSpec cost;
+  cost.kind = CostModelKind::kRoofline;
+  cost.compute_efficiency =
+      tier == ModelTier::kLarge ? kLargeModelComputeEfficiency : efficiencies.compute_efficiency;
+  cost.bandwidth_efficiency = efficiencies.bandwidth_efficiency;
+  cost.launch_overhead_s = efficiencies.launch_overhead_s;
+  return cost;
+}
+
 ModelShape llama3_8b_shape() {
   ModelShape shape;
   shape.name = "llama-3-8b";

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/ids.h"
+#include "core/roofline_efficiencies.h"
 
 namespace gangway {
 
@@ -60,10 +61,10 @@ struct CostModelSpec {
   CostModelKind kind = CostModelKind::kRoofline;
   // Roofline efficiency factors: achieved fraction of peak compute (model FLOPs utilisation) and
   // of peak HBM bandwidth, plus a fixed per-iteration overhead (kernel launches, sampling,
-  // scheduling glue in the engine).
-  double compute_efficiency = 0.5;
-  double bandwidth_efficiency = 0.85;
-  double launch_overhead_s = 0.0002;
+  // scheduling glue in the engine). default_cost_model() sets them from the GPU's preset.
+  double compute_efficiency = RooflineEfficiencies{}.compute_efficiency;
+  double bandwidth_efficiency = RooflineEfficiencies{}.bandwidth_efficiency;
+  double launch_overhead_s = RooflineEfficiencies{}.launch_overhead_s;
   // Linear model: t = base + per_prefill_token * p + per_decode_seq * d + per_kv_token * k.
   double linear_base_s = 0;
   double linear_per_prefill_token_s = 0;
@@ -72,6 +73,16 @@ struct CostModelSpec {
   // Constant model: every iteration takes this long, whatever the batch (for validation).
   double constant_iteration_s = 0.01;
 };
+
+// The large model's compute efficiency on every GPU: the reference MFU of a 70B model at TP=8 is
+// 0.35-0.45. A GPU preset's compute efficiency is a one-GPU (TP=1) figure, and no preset measures
+// a TP=8 gang, so the preset does not move this one.
+constexpr double kLargeModelComputeEfficiency = 0.4;
+
+// The cost model a model of `tier` runs with on a GPU whose preset gives `efficiencies`, before
+// the model's own cost settings: the roofline with those efficiencies, except that the large
+// model's compute efficiency is kLargeModelComputeEfficiency.
+CostModelSpec default_cost_model(ModelTier tier, const RooflineEfficiencies& efficiencies);
 
 struct ModelSpec {
   ModelId id;

@@ -26,6 +26,7 @@ NodeSpec default_node_spec() {
   small.shape = llama3_8b_shape();
   small.tensor_parallel = 1;
   for (int g = 0; g < node.gpu_count; ++g) small.gpus.emplace_back(g);
+  small.cost = default_cost_model(ModelTier::kSmall, node.hardware.roofline_efficiencies);
   node.models.push_back(small);
 
   ModelSpec large;
@@ -35,7 +36,7 @@ NodeSpec default_node_spec() {
   large.shape = llama3_70b_shape();
   large.tensor_parallel = node.gpu_count;
   for (int g = 0; g < node.gpu_count; ++g) large.gpus.emplace_back(g);
-  large.cost.compute_efficiency = 0.4;  // reference MFU 0.35-0.45 for 70B at TP=8
+  large.cost = default_cost_model(ModelTier::kLarge, node.hardware.roofline_efficiencies);
   // A 512-token chunk is ~23 ms of compute plus ~12 ms of all-reduce at TP=8.
   large.max_batched_tokens = 512;
   large.prefill_chunk_tokens = 512;

@@ -54,6 +54,11 @@ TestEngineSetup resolve_test_engine_setup(const TestEngineOptions& options) {
     }
     setup.hardware = *hardware;
   }
+  // Without a scenario the model's cost settings are the ones the GPU's preset gives; a
+  // scenario's model keeps the cost settings the scenario resolved for its own hardware.
+  if (options.scenario.empty()) {
+    setup.model.cost = default_cost_model(setup.model.tier, setup.hardware.roofline_efficiencies);
+  }
   if (options.tensor_parallel_size) {
     if (*options.tensor_parallel_size < 1 || *options.tensor_parallel_size > 64) {
       throw flag_error("--tensor-parallel-size",
