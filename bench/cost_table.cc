@@ -9,8 +9,9 @@
 // The model is default_node_spec()'s small model (Llama-3-8B at TP=1, with the default node's
 // cost settings: the H100 preset's efficiencies, on either GPU) on the chosen GPU (default h200,
 // the GPU the timings came from); each option replaces one cost setting, to see what a
-// recommended value would predict (the H200 preset's own are the fitted ones). Output: JSON on stdout, one
-// entry per input shape with the BatchShape fields, the prediction and the roofline's terms.
+// recommended value would predict (the H200 preset's own are the fitted ones). Output: JSON on
+// stdout, one entry per input shape with the BatchShape fields, the prediction and the
+// roofline's terms.
 // Predictions come from make_cost_model (the code the simulator runs; --linear switches it to
 // the linear model with those coefficients); the terms are always the roofline's, from
 // RooflineCostModel::breakdown at the roofline settings.
