@@ -1,5 +1,7 @@
 #include "test_engine/test_engine_options.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 
 #include "config/hardware_presets.h"
@@ -21,6 +23,25 @@ InputError flag_error(const std::string& flag, const std::string& message) {
 }
 
 }  // namespace
+
+std::string cost_settings_text(const CostModelSpec& cost) {
+  switch (cost.kind) {
+    case CostModelKind::kRoofline:
+      return fmt::format(
+          "roofline cost: compute_efficiency {:g}, bandwidth_efficiency {:g}, "
+          "launch_overhead_ms {:g}",
+          cost.compute_efficiency, cost.bandwidth_efficiency, cost.launch_overhead_s * 1e3);
+    case CostModelKind::kLinear:
+      return fmt::format(
+          "linear cost: base_ms {:g}, per_prefill_token_us {:g}, per_decode_seq_us {:g}, "
+          "per_kv_token_ns {:g}",
+          cost.linear_base_s * 1e3, cost.linear_per_prefill_token_s * 1e6,
+          cost.linear_per_decode_seq_s * 1e6, cost.linear_per_kv_token_s * 1e9);
+    case CostModelKind::kConstant:
+      return fmt::format("constant cost: iteration_ms {:g}", cost.constant_iteration_s * 1e3);
+  }
+  return to_string(cost.kind);
+}
 
 TestEngineSetup resolve_test_engine_setup(const TestEngineOptions& options) {
   TestEngineSetup setup;

@@ -39,4 +39,8 @@ struct TestEngineSetup {
 // wrong.
 TestEngineSetup resolve_test_engine_setup(const TestEngineOptions& options);
 
+// The cost model's settings as the startup line prints them, with the scenario's key names
+// ("roofline cost: compute_efficiency 0.5, bandwidth_efficiency 0.57, launch_overhead_ms 1.1").
+std::string cost_settings_text(const CostModelSpec& cost);
+
 }  // namespace gangway

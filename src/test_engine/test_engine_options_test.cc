@@ -28,5 +28,15 @@ TEST(TestEngineOptions, TheModelTakesTheGpuPresetsRooflineSettings) {
   EXPECT_DOUBLE_EQ(h100.model.cost.launch_overhead_s, 0.0002);
 }
 
+TEST(TestEngineOptions, TheStartupLineShowsTheResolvedCostSettings) {
+  EXPECT_EQ(cost_settings_text(engine_on("h200-sxm-141gb").model.cost),
+            "roofline cost: compute_efficiency 0.5, bandwidth_efficiency 0.57, "
+            "launch_overhead_ms 1.1");
+  CostModelSpec constant;
+  constant.kind = CostModelKind::kConstant;
+  constant.constant_iteration_s = 0.012;
+  EXPECT_EQ(cost_settings_text(constant), "constant cost: iteration_ms 12");
+}
+
 }  // namespace
 }  // namespace gangway

@@ -81,12 +81,13 @@ int TestEngineServer::run(bool handle_signals) {
     });
   }
   log_ << fmt::format(
-      "gangway engine: {} on {} (TP {}), {} KV blocks of {} tokens, max_model_len {}, "
+      "gangway engine: {} on {} (TP {}, {}), {} KV blocks of {} tokens, max_model_len {}, "
       "max_num_seqs {}, max_num_batched_tokens {}; listening on http://{}:{}\n",
       setup_.model.name, setup_.hardware.name, setup_.model.tensor_parallel,
-      engine_.limits().kv_blocks, engine_.limits().block_tokens, engine_.limits().max_model_len,
-      engine_.limits().max_num_seqs, engine_.limits().max_num_batched_tokens,
-      acceptor_.local_endpoint().address().to_string(), port_);
+      cost_settings_text(setup_.model.cost), engine_.limits().kv_blocks,
+      engine_.limits().block_tokens, engine_.limits().max_model_len, engine_.limits().max_num_seqs,
+      engine_.limits().max_num_batched_tokens, acceptor_.local_endpoint().address().to_string(),
+      port_);
   log_.flush();
   accept();
   for (;;) {
