@@ -28,7 +28,7 @@ class Time {
   constexpr Duration since_epoch() const { return Duration(ns_); }
 
   constexpr Time operator+(Duration d) const { return Time(saturating_add(ns_, d.count())); }
-  constexpr Time operator-(Duration d) const { return Time(saturating_add(ns_, -d.count())); }
+  constexpr Time operator-(Duration d) const { return Time(saturating_subtract(ns_, d.count())); }
   constexpr Duration operator-(Time other) const { return Duration(ns_ - other.ns_); }
   constexpr Time& operator+=(Duration d) { return *this = *this + d; }
   // clang-tidy 14 misreads a defaulted <=> as a comparison with the literal 0.
@@ -37,14 +37,21 @@ class Time {
  private:
   constexpr explicit Time(int64_t ns) : ns_(ns) {}
   // Time::max() stands for "never"; adding to it must not wrap around into the past.
+  // The overflow builtins make the usual case one add and one branch: Time arithmetic runs in
+  // every per-sequence deadline computation of the decision path.
   static constexpr int64_t saturating_add(int64_t a, int64_t b) {
-    if (b > 0 && a > std::numeric_limits<int64_t>::max() - b) {
-      return std::numeric_limits<int64_t>::max();
+    int64_t sum = 0;
+    if (__builtin_add_overflow(a, b, &sum)) {
+      return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
     }
-    if (b < 0 && a < std::numeric_limits<int64_t>::min() - b) {
-      return std::numeric_limits<int64_t>::min();
+    return sum;
+  }
+  static constexpr int64_t saturating_subtract(int64_t a, int64_t b) {
+    int64_t difference = 0;
+    if (__builtin_sub_overflow(a, b, &difference)) {
+      return b < 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
     }
-    return a + b;
+    return difference;
   }
   int64_t ns_ = 0;
 };

@@ -226,21 +226,36 @@ bool BatchBuilder::build(Target& target, Time now) {
   // loop and complete_batch's run once per resident sequence per iteration (up to max_num_seqs),
   // the bulk of an iteration-done event, hence kept lean.
   const size_t decode_limit = std::min(max_seqs, static_cast<size_t>(std::max(budget, 0)));
+  // A time-limited iteration holds at least one decode (below), and no iteration is shorter than
+  // one decode alone (cost models never get faster as a batch grows). When not even that fits,
+  // the pass only takes the decodes' next blocks, as it would have before finding out that the
+  // decodes do not fit, and builds no batch.
+  bool too_short = false;
+  if (target.max_duration) {
+    BatchShape lone_decode;
+    lone_decode.decode_seqs = 1;
+    too_short = target.cost->iteration_time(lone_decode) > *target.max_duration;
+  }
   int64_t decode_context_tokens = 0;
+  size_t decodes = 0;
   for (SequenceHandle h : running) {
-    if (batch.size() >= decode_limit) break;
+    if (decodes >= decode_limit) break;
     Sequence& seq = state_.sequences[h];
     if (!seq.prefill_done() || seq.kv_ready > now) continue;
-    if (needs_decode_block(seq, block_tokens, now)) {
+    // needs_decode_block, its first two conditions just checked.
+    if (seq.kv_tokens >= static_cast<int64_t>(seq.kv_blocks) * block_tokens) {
       if (!target.kv->allocate(1, seq.blocks)) continue;
       ++seq.kv_blocks;
     }
+    ++decodes;
+    if (too_short) continue;
     batch.push_back(BatchEntry{seq.spec.id, h, 0, seq.kv_tokens, true, seq.generated_tokens + 1});
     decode_context_tokens += seq.kv_tokens;
     seq.in_flight = true;
   }
-  budget -= static_cast<int32_t>(batch.size());
-  target.shape.decode_seqs = static_cast<int32_t>(batch.size());
+  if (too_short) return false;
+  budget -= static_cast<int32_t>(decodes);
+  target.shape.decode_seqs = static_cast<int32_t>(decodes);
   target.shape.decode_context_tokens = decode_context_tokens;
 
   if (target.max_duration) {
