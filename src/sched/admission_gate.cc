@@ -57,6 +57,8 @@ AdmissionQuery AdmissionGate::query(const Sequence& seq, Time now) const {
 // the queued tokens of the classes as tight as the newcomer's (every class in arrival order).
 AdmissionGate::WorkAhead AdmissionGate::work_ahead(const RequestQueue& queue, const Sequence& seq,
                                                    int64_t key) const {
+  // Nothing ahead in an empty queue (a replica's own queue, under late binding, nearly always).
+  if (queue.empty()) return WorkAhead{};
   WorkAhead walked;
   bool complete = false;
   if (ordering_.by_slack() && options_.admission.keep_promises) {

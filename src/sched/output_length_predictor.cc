@@ -34,7 +34,12 @@ const std::array<double, OutputLengthPredictor::kLengthBins + 1>& bin_edges() {
 OutputLengthPredictor::OutputLengthPredictor(int model_count, double prior_mean_tokens, bool oracle)
     : prior_mean_tokens_(std::max(1.0, prior_mean_tokens)),
       oracle_(oracle),
-      histograms_(static_cast<size_t>(model_count)) {}
+      histograms_(static_cast<size_t>(model_count)) {
+  for (int64_t tokens = 0; tokens <= kTabulatedTokens; ++tokens) {
+    tabulated_bins_[static_cast<size_t>(tokens)] =
+        static_cast<uint8_t>(searched_length_bin(tokens));
+  }
+}
 
 int OutputLengthPredictor::prompt_bucket(int32_t prompt_tokens) {
   const auto tokens = static_cast<uint32_t>(std::max(1, prompt_tokens));
@@ -47,21 +52,6 @@ double OutputLengthPredictor::bin_lower(int bin) {
 }
 double OutputLengthPredictor::bin_upper(int bin) {
   return bin_edges()[bin + 1];
-}
-
-int OutputLengthPredictor::length_bin(int64_t tokens) {
-  // Token counts up to kTabulatedTokens (nearly every query: a request's age in tokens) read
-  // their bin from a table filled by the search below, once.
-  constexpr int64_t kTabulatedTokens = 4096;
-  static const auto tabulated = [] {
-    std::array<uint8_t, kTabulatedTokens + 1> bins{};
-    for (int64_t t = 0; t <= kTabulatedTokens; ++t) {
-      bins[static_cast<size_t>(t)] = static_cast<uint8_t>(searched_length_bin(t));
-    }
-    return bins;
-  }();
-  if (tokens >= 0 && tokens <= kTabulatedTokens) return tabulated[static_cast<size_t>(tokens)];
-  return searched_length_bin(tokens);
 }
 
 int OutputLengthPredictor::searched_length_bin(int64_t tokens) {
@@ -84,8 +74,8 @@ void OutputLengthPredictor::rebuild(Histogram& histogram) {
     histogram.count_above[bin] = count;
     histogram.mean_above[bin] = count > 0 ? sum / static_cast<double>(count) : 0.0;
   }
-  fill_quantile_table(histogram, kConservativeQuantile, histogram.p90_above);
-  fill_quantile_table(histogram, kShortQuantile, histogram.p20_above);
+  fill_quantile_table(histogram, kConservativeQuantile, histogram.p90_remaining);
+  fill_quantile_table(histogram, kShortQuantile, histogram.p20_remaining);
   histogram.since_rebuild = 0;
   histogram.built = true;
 }
@@ -102,7 +92,7 @@ void OutputLengthPredictor::fill_quantile_table(const Histogram& histogram, doub
     const auto wanted = static_cast<int64_t>(
         std::ceil(quantile * static_cast<double>(histogram.count_above[start])));
     while (seen < wanted && bin < kLengthBins - 1) seen += histogram.counts[++bin];
-    table[start] = bin_upper(bin);
+    table[start] = bin_upper(bin) - bin_lower(start);
     seen -= histogram.counts[start];
     if (bin == start && start + 1 < kLengthBins) seen = histogram.counts[++bin];
   }
@@ -153,11 +143,11 @@ double OutputLengthPredictor::expected_remaining(const Sequence& seq) const {
 }
 
 double OutputLengthPredictor::conservative_remaining(const Sequence& seq) const {
-  return remaining_quantile(seq, kConservativeQuantile, &Histogram::p90_above);
+  return remaining_quantile(seq, kConservativeQuantile, &Histogram::p90_remaining);
 }
 
 double OutputLengthPredictor::short_remaining(const Sequence& seq) const {
-  return remaining_quantile(seq, kShortQuantile, &Histogram::p20_above);
+  return remaining_quantile(seq, kShortQuantile, &Histogram::p20_remaining);
 }
 
 double OutputLengthPredictor::remaining_quantile(const Sequence& seq, double quantile,
@@ -171,7 +161,7 @@ double OutputLengthPredictor::remaining_quantile(const Sequence& seq, double qua
     // Memoryless prior: the quantile of a geometric residual with the prior mean.
     return bounded(seq, -std::log1p(-quantile) * prior_mean_tokens_);
   }
-  return bounded(seq, (histogram->*table)[start] - bin_lower(start));
+  return bounded(seq, (histogram->*table)[start]);
 }
 
 }  // namespace gangway

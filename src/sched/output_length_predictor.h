@@ -55,18 +55,27 @@ class OutputLengthPredictor {
     // Rebuilt tables: for age bin i, E[L | L > lower(i)] and the count above it.
     std::array<double, kLengthBins + 1> mean_above{};
     std::array<int64_t, kLengthBins + 1> count_above{};
-    QuantileTable p90_above{};  // upper edge of the p90 bin above i
-    QuantileTable p20_above{};  // and of the p20 bin
+    // For an age in bin i, the p90 and p20 of the remaining length: the upper edge of the bin
+    // holding that quantile of the lengths above i, less bin i's lower edge.
+    QuantileTable p90_remaining{};
+    QuantileTable p20_remaining{};
     bool built = false;
   };
 
   static int prompt_bucket(int32_t prompt_tokens);
-  static int length_bin(int64_t tokens);
+  // The length bin of a token count; counts up to kTabulatedTokens (nearly every query: a
+  // request's age in tokens) read it from a table filled once by the search.
+  int length_bin(int64_t tokens) const {
+    if (tokens >= 0 && tokens <= kTabulatedTokens)
+      return tabulated_bins_[static_cast<size_t>(tokens)];
+    return searched_length_bin(tokens);
+  }
   static int searched_length_bin(int64_t tokens);  // length_bin by binary search of the edges
   static double bin_lower(int bin);
   static double bin_upper(int bin);
   static void rebuild(Histogram& histogram);
-  // table[i]: upper edge of the bin holding the `quantile` of the lengths at or above bin i.
+  // table[i]: the upper edge of the bin holding the `quantile` of the lengths at or above bin i,
+  // less bin i's lower edge.
   static void fill_quantile_table(const Histogram& histogram, double quantile,
                                   QuantileTable& table);
   // `quantile` of the remaining tokens, read from the histogram's precomputed `table` for it.
@@ -75,6 +84,8 @@ class OutputLengthPredictor {
   const Histogram* histogram_for(const Sequence& seq) const;
   double bounded(const Sequence& seq, double remaining) const;
 
+  static constexpr int64_t kTabulatedTokens = 4096;
+  std::array<uint8_t, kTabulatedTokens + 1> tabulated_bins_{};
   double prior_mean_tokens_;
   bool oracle_;
   // per model: [pooled, bucket 0..kPromptBuckets-1]
