@@ -127,10 +127,14 @@ std::optional<BatchShape> BatchBuilder::build_large(Time now, bool admit_new) {
 
 namespace {
 
+// Whether a sequence's blocks are full, so that its next token needs a fresh one.
+bool blocks_full(const Sequence& seq, int32_t block_tokens) {
+  return seq.kv_tokens >= static_cast<int64_t>(seq.kv_blocks) * block_tokens;
+}
+
 // Whether a resident sequence needs a fresh block for its next decode token.
 bool needs_decode_block(const Sequence& seq, int32_t block_tokens, Time now) {
-  return seq.prefill_done() && seq.kv_ready <= now &&
-         seq.kv_tokens >= static_cast<int64_t>(seq.kv_blocks) * block_tokens;
+  return seq.prefill_done() && seq.kv_ready <= now && blocks_full(seq, block_tokens);
 }
 
 // Requests looked at past a deferred one when the large model forms its batch cache-aware.
@@ -242,8 +246,7 @@ bool BatchBuilder::build(Target& target, Time now) {
     if (decodes >= decode_limit) break;
     Sequence& seq = state_.sequences[h];
     if (!seq.prefill_done() || seq.kv_ready > now) continue;
-    // needs_decode_block, its first two conditions just checked.
-    if (seq.kv_tokens >= static_cast<int64_t>(seq.kv_blocks) * block_tokens) {
+    if (blocks_full(seq, block_tokens)) {
       if (!target.kv->allocate(1, seq.blocks)) continue;
       ++seq.kv_blocks;
     }

@@ -208,9 +208,9 @@ class GangwayPolicy final : public GangPolicy {
       }
       // Demand split, while the demands fit: the lease goes on for large work due no later than
       // the small work (a decode on pace, or a first token), earliest deadline first.
-      return demand_split_ && split_.feasible() &&
-             urgency_.earliest_large_urgency(state) <= small_latest &&
-             now + step >= urgency_.earliest_large_urgency(state);
+      if (!demand_split_ || !split_.feasible()) return false;
+      const Time large_latest = urgency_.earliest_large_urgency(state);
+      return large_latest <= small_latest && now + step >= large_latest;
     }
     // The horizon adapts to the queue: large requests that arrive during it join too while no
     // small work is pressed.
