@@ -159,21 +159,31 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
   const SmallModelRuntime& runtime = state_.small_models[seq.spec.model.value()];
   const auto replicas = static_cast<int64_t>(runtime.replicas.size());
   const WorkAhead shared_queue = work_ahead(runtime.queue, seq, key);
+  // The gang's blackout is the same on every replica.
+  const Duration blackout = predictor_.blackout(state_, now);
+  if (iteration_memo_.size() < state_.replicas.size()) {
+    iteration_memo_.resize(state_.replicas.size());
+  }
   bool found = false;
   for (uint32_t index : runtime.replicas) {
     const Replica& replica = state_.replicas[index];
     const GpuRuntime& gpu = state_.gpus[replica.gpu.value()];
     if (gpu.failed) continue;
     const TtftEstimate own = predictor_.own_part(state_, replica, seq);
-    const Duration base = predictor_.wait(state_, replica, 0, now);
+    const Duration base = TtftPredictor::in_flight_rest(gpu, now) + blackout;
     const auto decodes = static_cast<int32_t>(replica.running.size());
     const int32_t prefill_per_iteration = std::max(budget - decodes, std::max(1, budget / 8));
-    BatchShape shape;
-    shape.prefill_tokens = prefill_per_iteration;
-    shape.prefill_seqs = 1;
-    shape.decode_seqs = decodes;
-    shape.decode_context_tokens = replica.kv.used_blocks() * node_.kv_block_tokens;
-    const double iteration_s = to_seconds(cost.iteration_time(shape));
+    const int64_t context_tokens = replica.kv.used_blocks() * node_.kv_block_tokens;
+    IterationMemo& memo = iteration_memo_[index];
+    if (!memo.valid || memo.decodes != decodes || memo.context_tokens != context_tokens) {
+      BatchShape shape;
+      shape.prefill_tokens = prefill_per_iteration;
+      shape.prefill_seqs = 1;
+      shape.decode_seqs = decodes;
+      shape.decode_context_tokens = context_tokens;
+      memo = IterationMemo{true, decodes, context_tokens, to_seconds(cost.iteration_time(shape))};
+    }
+    const double iteration_s = memo.iteration_s;
     // Its own queue and resident prefill, and its share of the model's shared queue.
     const WorkAhead own_queue = work_ahead(replica.queue, seq, key);
     const int64_t spread = std::max<int64_t>(1, replicas);
@@ -192,8 +202,11 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
     }
     const double work_s = std::max(prefill_s, slots_s);
     const int32_t own_tokens = std::max(1, seq.prefill_target_tokens - own.cached_tokens());
-    const double own_s =
-        std::ceil(static_cast<double>(own_tokens) / prefill_per_iteration) * iteration_s;
+    // Whole iterations: the integer ceiling equals std::ceil of the exact quotient here (both
+    // operands are far below 2^53).
+    const int64_t own_iterations =
+        (static_cast<int64_t>(own_tokens) + prefill_per_iteration - 1) / prefill_per_iteration;
+    const double own_s = static_cast<double>(own_iterations) * iteration_s;
     Duration wait = scaled(base + seconds_to_duration(work_s * stretch), gpu.slowdown);
     wait += overtaken(later_first, wait,
                       iteration_s / prefill_per_iteration * stretch * gpu.slowdown, replicas);

@@ -143,6 +143,16 @@ class AdmissionGate {
     return model.value() * node_.slo_classes.size() + slo_class.value();
   }
   bool deferral_lifted_ = false;
+  // By replica index: the cost model's time for the iteration predict_small_ttft assumes there,
+  // with the resident decodes and KV context it was computed for. Cost models are pure, and a
+  // replica's model (hence its token budget) is fixed, so the time is reused while both match.
+  struct IterationMemo {
+    bool valid = false;
+    int32_t decodes = 0;
+    int64_t context_tokens = 0;
+    double iteration_s = 0;
+  };
+  mutable std::vector<IterationMemo> iteration_memo_;
 };
 
 }  // namespace gangway

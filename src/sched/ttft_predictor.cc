@@ -58,8 +58,7 @@ TtftEstimate TtftPredictor::estimate(const SchedulerView& state, const Replica& 
 Duration TtftPredictor::wait(const SchedulerView& state, const Replica& replica,
                              int64_t prefill_tokens_ahead, Time now) const {
   const GpuRuntime& gpu = state.gpus()[replica.gpu.value()];
-  Duration wait{0};
-  if (gpu.small_busy && gpu.predicted_free > now) wait += gpu.predicted_free - now;
+  Duration wait = in_flight_rest(gpu, now);
   wait += blackout(state, now);
   if (prefill_tokens_ahead > 0) {
     // Resident sequences decode one token each per iteration; prefill gets the rest of the

@@ -62,6 +62,10 @@ class TtftPredictor {
   // How long the gang keeps small models off the GPUs from now: the rest of an active phase,
   // or a pending phase's barrier plus a typical phase; zero when the gang is off.
   Duration blackout(const SchedulerView& state, Time now) const;
+  // The rest of the small-model iteration in flight on `gpu` (zero when none is).
+  static Duration in_flight_rest(const GpuRuntime& gpu, Time now) {
+    return gpu.small_busy && gpu.predicted_free > now ? gpu.predicted_free - now : Duration(0);
+  }
 
  private:
   // prefill_time's last arguments and result. A request's own prefill is asked for on every
