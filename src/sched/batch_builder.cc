@@ -189,6 +189,8 @@ bool BatchBuilder::admit(Target& target, SequenceHandle handle, int32_t budget, 
   if (target.replica) {
     seq.running_replica = target.replica_index;
     seq.gpu = target.replica->gpu;
+  } else {
+    ++state_.large->generation;  // its queue and resident set change
   }
   kv_.admit(seq, *target.kv, model, plan, target.pool_id, now);
   *target.resident_prefill_tokens += seq.remaining_prefill_tokens();

@@ -54,6 +54,7 @@ void Scheduler::take_off_engine(Sequence& seq, SequenceHandle handle) {
   if (seq.large) {
     list = &state_.large->running;
     resident_prefill = &state_.large->resident_prefill_tokens;
+    ++state_.large->generation;
   } else {
     Replica& replica = state_.replicas[seq.running_replica];
     list = seq.paused ? &replica.paused : &replica.running;
@@ -94,6 +95,7 @@ void Scheduler::requeue_preempted(SequenceHandle handle) {
   state_.count_transition(seq, SequenceState::kFinished, SequenceState::kQueued);
   if (seq.large) {
     state_.large->queue.push(handle, seq, seq.queue_key);
+    ++state_.large->generation;
   } else {
     const uint32_t replica = seq.running_replica;
     seq.running_replica = kNoReplica;

@@ -211,10 +211,12 @@ void Scheduler::enqueue_large(SequenceHandle handle) {
   Sequence& seq = state_.sequences[handle];
   seq.state = SequenceState::kQueued;
   state_.large->queue.push(handle, seq, gate_.ordering().key(seq));
+  ++state_.large->generation;
 }
 
 void Scheduler::finish(SequenceHandle handle, Outcome outcome, Reason reason, Time now) {
   Sequence& seq = state_.sequences[handle];
+  if (seq.large) ++state_.large->generation;
   if (seq.state == SequenceState::kQueued) {
     state_.queue_holding(seq).erase(handle, seq);
   } else if (seq.state == SequenceState::kRunning) {
@@ -293,6 +295,7 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
     large.busy = false;
     large.slowdown = next_slowdown(large.slowdown, large.busy_since, large.predicted_free, now);
     complete_batch(large.batch, ended, now);
+    ++large.generation;
     policy_->on_iteration_finished(state_, launch, now);
   } else {
     GpuRuntime& gpu = state_.gpus.at(engine.gpu.value());
@@ -494,6 +497,7 @@ bool Scheduler::launch_large(Time now, bool admit_new) {
   large.busy_since = now;
   large.predicted_free = now + predicted;
   large.last_iteration = predicted;
+  ++large.generation;
   large.batch_shape = shape;
   effects_.launches.push_back(
       IterationLaunch{EngineRef::large(), large.model, large.batch, shape, predicted, now});

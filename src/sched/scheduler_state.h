@@ -88,6 +88,10 @@ struct LargeModelRuntime {
   BatchShape batch_shape;  // as GpuRuntime::batch_shape
   const CostModel* cost = nullptr;
   double slowdown = 1.0;  // as GpuRuntime::slowdown, for the gang's iterations
+  // Counts changes to what the gang's urgencies read: the queue, the resident set, a queued or
+  // resident sequence's progress, and last_iteration. The scheduler bumps it on each (or more
+  // often); a policy may reuse what it derived from them while it stays the same.
+  uint64_t generation = 0;
 };
 
 struct GangRuntime {

@@ -22,6 +22,8 @@ void TierUrgency::initialise(const SchedulerView& state) {
     chunk.prefill_seqs = 1;
     large_chunk_time_ = state.large()->cost->iteration_time(chunk);
   }
+  first_token_memo_ = UrgencyMemo{};
+  decode_memo_ = {};
   small_latest_start_.assign(state.gpus().size(), Time::max());
   small_last_step_.assign(state.gpus().size(), Duration(0));
   // Resident large sequences of a class without a TPOT target are still owed progress: they are
@@ -94,6 +96,15 @@ Time TierUrgency::earliest_large_urgency(const SchedulerView& state) const {
 
 Time TierUrgency::large_first_token_urgency(const SchedulerView& state,
                                             std::optional<Time> not_before) const {
+  if (not_before) return compute_first_token_urgency(state, not_before);
+  if (!first_token_memo_.holds(state)) {
+    first_token_memo_.renew(state, compute_first_token_urgency(state, std::nullopt));
+  }
+  return first_token_memo_.value;
+}
+
+Time TierUrgency::compute_first_token_urgency(const SchedulerView& state,
+                                              std::optional<Time> not_before) const {
   Time latest_start = Time::max();
   auto consider = [&](const Sequence& seq) {
     if (const std::optional<Time> start = large_prefill_latest_start(state, seq)) {
@@ -121,6 +132,12 @@ Time TierUrgency::large_first_token_urgency(const SchedulerView& state,
 // With the margin the large model ran ahead of its pace at the small models' TPOT
 // (docs/gang-scheduling.md, "Decode pace").
 Time TierUrgency::large_decode_urgency(const SchedulerView& state, bool targets_only) const {
+  UrgencyMemo& memo = decode_memo_[targets_only ? 1 : 0];
+  if (!memo.holds(state)) memo.renew(state, compute_decode_urgency(state, targets_only));
+  return memo.value;
+}
+
+Time TierUrgency::compute_decode_urgency(const SchedulerView& state, bool targets_only) const {
   const std::vector<std::optional<Duration>>& pace = targets_only ? target_pace_ : owed_pace_;
   Time earliest_due = Time::max();
   for (SequenceHandle h : state.large()->running) {

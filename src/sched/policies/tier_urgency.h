@@ -12,6 +12,8 @@
 // models' clock keeps a per-GPU record that only finished iterations change.
 #pragma once
 
+#include <array>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -59,6 +61,28 @@ class TierUrgency {
   std::optional<Time> large_prefill_latest_start(const SchedulerView& state,
                                                  const Sequence& seq) const;
   Time latest_small_start(const SchedulerView& state, const GpuRuntime& gpu, Duration step) const;
+  Time compute_first_token_urgency(const SchedulerView& state,
+                                   std::optional<Time> not_before) const;
+  Time compute_decode_urgency(const SchedulerView& state, bool targets_only) const;
+
+  // A large-model urgency as of a generation of the large model's state
+  // (LargeModelRuntime::generation): everything it reads changes only with a new generation.
+  // Read several times per event (gang decisions, the next wakeup) while the large model's
+  // state changes only at its own iterations, admissions and departures.
+  struct UrgencyMemo {
+    const LargeModelRuntime* large = nullptr;
+    uint64_t generation = 0;
+    Time value = Time::max();
+
+    bool holds(const SchedulerView& state) const {
+      return large != nullptr && large == state.large() && generation == large->generation;
+    }
+    void renew(const SchedulerView& state, Time computed) {
+      large = state.large();
+      generation = large->generation;
+      value = computed;
+    }
+  };
 
   ExecutionMode mode_;
   Duration urgency_margin_;
@@ -74,6 +98,8 @@ class TierUrgency {
   // loop over every resident large sequence, once per decision.
   std::vector<std::optional<Duration>> target_pace_;
   std::vector<std::optional<Duration>> owed_pace_;
+  mutable UrgencyMemo first_token_memo_;            // without a not_before
+  mutable std::array<UrgencyMemo, 2> decode_memo_;  // by targets_only
 };
 
 }  // namespace gangway
