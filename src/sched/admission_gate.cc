@@ -165,11 +165,23 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
     iteration_memo_.resize(state_.replicas.size());
   }
   bool found = false;
+  // The request's own part depends on a replica only through the prefix it holds: replicas
+  // holding as much as the last one share its figures (most hold none of a fresh prompt).
+  TtftEstimate own;
+  int32_t own_gpu_blocks = -1;
+  int32_t own_host_blocks = -1;
   for (uint32_t index : runtime.replicas) {
     const Replica& replica = state_.replicas[index];
     const GpuRuntime& gpu = state_.gpus[replica.gpu.value()];
     if (gpu.failed) continue;
-    const TtftEstimate own = predictor_.own_part(state_, replica, seq);
+    int32_t gpu_blocks = 0;
+    int32_t host_blocks = 0;
+    predictor_.cached_blocks(state_, replica, seq, gpu_blocks, host_blocks);
+    if (gpu_blocks != own_gpu_blocks || host_blocks != own_host_blocks) {
+      own = predictor_.own_part(state_, replica.model, seq, gpu_blocks, host_blocks);
+      own_gpu_blocks = gpu_blocks;
+      own_host_blocks = host_blocks;
+    }
     const Duration base = TtftPredictor::in_flight_rest(gpu, now) + blackout;
     const auto decodes = static_cast<int32_t>(replica.running.size());
     const int32_t prefill_per_iteration = std::max(budget - decodes, std::max(1, budget / 8));

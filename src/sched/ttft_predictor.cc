@@ -33,17 +33,23 @@ void TtftPredictor::cached_blocks(const SchedulerView& state, const Replica& rep
 
 TtftEstimate TtftPredictor::own_part(const SchedulerView& state, const Replica& replica,
                                      const Sequence& seq) const {
-  TtftEstimate estimate;
   int32_t gpu_blocks = 0;
   int32_t host_blocks = 0;
   cached_blocks(state, replica, seq, gpu_blocks, host_blocks);
+  return own_part(state, replica.model, seq, gpu_blocks, host_blocks);
+}
+
+TtftEstimate TtftPredictor::own_part(const SchedulerView& state, ModelId model_id,
+                                     const Sequence& seq, int32_t gpu_blocks,
+                                     int32_t host_blocks) const {
+  TtftEstimate estimate;
   const int32_t block_tokens = state.node().kv_block_tokens;
   estimate.gpu_cached_tokens = gpu_blocks * block_tokens;
   estimate.host_cached_tokens = host_blocks * block_tokens;
-  const ModelSpec& model = state.node().model(replica.model);
+  const ModelSpec& model = state.node().model(model_id);
   estimate.load = kv_swap_time(model, state.node().hardware, estimate.host_cached_tokens);
   const int32_t cached = estimate.cached_tokens();
-  estimate.prefill = prefill_time(state, replica.model, seq.prefill_target_tokens - cached, cached);
+  estimate.prefill = prefill_time(state, model_id, seq.prefill_target_tokens - cached, cached);
   return estimate;
 }
 

@@ -47,6 +47,9 @@ class TtftPredictor {
   // The request's own part on `replica` (cached lookup, load and prefill), without the wait.
   TtftEstimate own_part(const SchedulerView& state, const Replica& replica,
                         const Sequence& seq) const;
+  // The same on a replica of `model` where cached_blocks() found `gpu_blocks` and `host_blocks`.
+  TtftEstimate own_part(const SchedulerView& state, ModelId model, const Sequence& seq,
+                        int32_t gpu_blocks, int32_t host_blocks) const;
   // How long `prefill_tokens_ahead` tokens of prefill work (plus the iteration in flight and
   // the gang's blackout) keep a newcomer waiting on `replica`.
   Duration wait(const SchedulerView& state, const Replica& replica, int64_t prefill_tokens_ahead,
