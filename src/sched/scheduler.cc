@@ -17,6 +17,15 @@ namespace gangway {
 
 namespace {
 
+// Whether `id` is among `ids`: a plain scan, as `ids` (the requests an iteration ended) holds a
+// few entries at most and is asked about every sequence of the batch.
+bool listed(std::span<const RequestId> ids, RequestId id) {
+  for (const RequestId listed_id : ids) {
+    if (listed_id == id) return true;
+  }
+  return false;
+}
+
 // Smoothed measured/predicted iteration time (weight 1/8 on the newest), bounded so that one
 // freak iteration cannot make predictions absurd.
 double next_slowdown(double slowdown, Time start, Time predicted_end, Time end) {
@@ -329,8 +338,7 @@ void Scheduler::complete_batch(std::vector<BatchEntry>& batch, std::span<const R
     if (entry.emits_token) {
       ++seq.generated_tokens;
       if (!seq.first_token) seq.first_token = now;
-      done = seq.generated_tokens >= seq.spec.max_tokens ||
-             (!ended.empty() && std::find(ended.begin(), ended.end(), entry.id) != ended.end());
+      done = seq.generated_tokens >= seq.spec.max_tokens || listed(ended, entry.id);
     }
     if (seq.cancel_pending || done) scratch_finished_.push_back(entry.handle);
   }
@@ -459,7 +467,10 @@ void Scheduler::decide(Time now) {
 
 void Scheduler::decide_once(Time now) {
   gang_.advance(now);
-  for (GpuRuntime& gpu : state_.gpus) maybe_start_small(gpu, now);
+  for (GpuRuntime& gpu : state_.gpus) {
+    // A GPU with an iteration in flight starts nothing (most of them at any decision).
+    if (!gpu.small_busy) maybe_start_small(gpu, now);
+  }
 }
 
 bool Scheduler::idle_with_live_work() const {
