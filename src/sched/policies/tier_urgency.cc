@@ -200,33 +200,37 @@ Time TierUrgency::earliest_small_urgency(const SchedulerView& state) const {
 // finishes an iteration: it stays valid while the GPU is paused.
 Time TierUrgency::latest_small_start(const SchedulerView& state, const GpuRuntime& gpu,
                                      Duration step) const {
+  // Read once: the predictor's calls are opaque to the compiler, which would otherwise load
+  // these again for every sequence.
+  const std::vector<SloClass>& classes = state.node().slo_classes;
+  const OutputLengthPredictor& predictor = state.predictor();
+  const bool lease = mode_ == ExecutionMode::kLease;
+  const auto step_ns = static_cast<double>(step.count());
+  const Duration margin = urgency_margin_;
   Time latest = Time::max();
   for (uint32_t index : gpu.replicas) {
     const Replica& replica = state.replicas()[index];
-    const ModelSpec& model = state.node().model(replica.model);
+    const int32_t chunk_tokens = state.node().model(replica.model).prefill_chunk_tokens;
     for (SequenceHandle h : replica.running) {
       const Sequence& seq = state.sequence(h);
-      const SloClass& slo = state.node().slo_class(seq.spec.slo_class);
+      const SloClass& slo = classes[seq.spec.slo_class.value()];
       if (!seq.first_token) {
         if (!slo.ttft_target) continue;
-        const double chunks = std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) /
-                                        model.prefill_chunk_tokens);
+        const double chunks =
+            std::ceil(static_cast<double>(seq.remaining_prefill_tokens()) / chunk_tokens);
         latest = std::min(latest, seq.spec.arrival + *slo.ttft_target -
-                                      Duration(static_cast<int64_t>(chunks * step.count())) -
-                                      urgency_margin_);
+                                      Duration(static_cast<int64_t>(chunks * step_ns)) - margin);
         continue;
       }
       if (!slo.tpot_target) continue;
-      const double remaining = mode_ == ExecutionMode::kLease
-                                   ? state.predictor().short_remaining(seq)
-                                   : state.predictor().expected_remaining(seq);
+      const double remaining =
+          lease ? predictor.short_remaining(seq) : predictor.expected_remaining(seq);
       const Time finish_deadline =
           *seq.first_token +
           Duration(static_cast<int64_t>(static_cast<double>(slo.tpot_target->count()) *
                                         (seq.generated_tokens + remaining - 1)));
-      latest = std::min(latest, finish_deadline -
-                                    Duration(static_cast<int64_t>(remaining * step.count())) -
-                                    urgency_margin_);
+      latest = std::min(
+          latest, finish_deadline - Duration(static_cast<int64_t>(remaining * step_ns)) - margin);
     }
   }
   return latest;
