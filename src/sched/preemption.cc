@@ -19,6 +19,7 @@
 #include <algorithm>
 
 #include "sched/scheduler.h"
+#include "sched/ttft_predictor.h"
 
 namespace gangway {
 
@@ -100,7 +101,8 @@ void Scheduler::requeue_preempted(SequenceHandle handle) {
     const uint32_t replica = seq.running_replica;
     seq.running_replica = kNoReplica;
     seq.queued_replica = replica;
-    state_.replicas[replica].queue.push(handle, seq, seq.queue_key);
+    Replica& home = state_.replicas[replica];
+    home.queue.push(handle, seq, seq.queue_key, TtftPredictor::cached_tokens(state_, home, seq));
   }
 }
 
@@ -265,7 +267,8 @@ bool Scheduler::steal_work(Replica& replica, Time now) {
   state_.replicas[seq.queued_replica].queue.erase(*stolen, seq);
   seq.queued_replica = index;
   seq.gpu = replica.gpu;
-  replica.queue.push(*stolen, seq, seq.queue_key);
+  replica.queue.push(*stolen, seq, seq.queue_key,
+                     TtftPredictor::cached_tokens(state_, replica, seq));
   ++state_.kv_stats.steals;
   return true;
 }

@@ -16,13 +16,17 @@ namespace gangway {
 
 class RequestQueue {
  public:
-  void push(SequenceHandle handle, Sequence& seq, int64_t key);
+  // `cached_tokens`: of the sequence's remaining prompt, what the caches of the engine it is
+  // queued for already hold (it will be a hit, not prefill work); 0 for a queue shared by
+  // several engines.
+  void push(SequenceHandle handle, Sequence& seq, int64_t key, int32_t cached_tokens = 0);
   // REQUIRES: the sequence is in this queue.
   void erase(SequenceHandle handle, const Sequence& seq);
   bool contains(SequenceHandle handle, const Sequence& seq) const;
 
   bool empty() const { return entries_.empty(); }
-  // Prefill tokens still to compute for everything queued (the work ahead of a newcomer).
+  // Prefill tokens still to compute for everything queued (the work ahead of a newcomer), net
+  // of the prefixes cached where each is queued.
   int64_t queued_tokens() const { return queued_tokens_; }
   // The same, of one SLO class only: admission counts the work that would be served before a
   // newcomer, which under least-slack order is that of classes with targets as tight as its.

@@ -146,6 +146,55 @@ TEST(PredictedTtftRouter, LeavesARequestNoReplicaHasCachedToLateBinding) {
   EXPECT_EQ(router->route(hand.state, warm, Time::zero()), std::optional<uint32_t>(2));
 }
 
+// Requests queued at a warm GPU will themselves hit its cache: the work ahead of a newcomer there
+// is their uncached part, not their whole prompts. Three queued requests of the newcomer's own
+// group prompt (80 % cached) leave 3 x 400 tokens of prefill ahead (12 ms), less than the 16 ms
+// the newcomer's own hit saves, so the warm GPU wins; counted gross (3 x 2,000 tokens, 60 ms)
+// the idle cold GPU would.
+TEST(PredictedTtftRouter, CountsQueuedPromptsNetOfTheirCacheHitsThere) {
+  HandBuiltNode hand(2);
+  constexpr int kPrompt = 2000;
+  const std::vector<BlockHash> hashes = prompt_hashes(7, kPrompt / kBlockTokens);
+  constexpr int kWarmBlocks = 100;  // 1,600 of 2,000 tokens
+  hand.warm(0, hashes, kWarmBlocks);
+  Replica& warm = hand.state.replicas[0];
+  hand.scratch.reserve(3);
+  for (SequenceHandle h = 0; h < 3; ++h) {
+    hand.scratch.push_back(queued_request(kPrompt, hashes));
+    Sequence& queued = hand.scratch.back();
+    const int32_t cached = TtftPredictor::cached_tokens(hand.state, warm, queued);
+    EXPECT_EQ(cached, kWarmBlocks * kBlockTokens);
+    warm.queue.push(h, queued, static_cast<int64_t>(h), cached);
+    EXPECT_EQ(queued.queue_tokens, kPrompt - cached);
+  }
+  EXPECT_EQ(warm.queue.queued_tokens(), 3 * (kPrompt - kWarmBlocks * kBlockTokens));
+  std::unique_ptr<Router> router = make_router("predicted-ttft");
+  const Sequence newcomer = queued_request(kPrompt, hashes);
+  EXPECT_EQ(router->route(hand.state, newcomer, Time::zero()), std::optional<uint32_t>(0));
+  // Taken off the queue, each gives back what it added.
+  for (SequenceHandle h = 0; h < 3; ++h) warm.queue.erase(h, hand.scratch[h]);
+  EXPECT_EQ(warm.queue.queued_tokens(), 0);
+}
+
+// A queued request always counts at least its last prompt token, which is computed even when
+// the rest is cached; one with computed KV of its own (preempted and requeued) counts its
+// remaining prompt whatever the cache holds.
+TEST(PredictedTtftRouter, QueuedWorkCountsAtLeastTheLastTokenAndNoHitForComputedKv) {
+  HandBuiltNode hand(1);
+  const std::vector<BlockHash> hashes = prompt_hashes(3, 8);
+  hand.warm(0, hashes, 8);
+  Replica& replica = hand.state.replicas[0];
+  Sequence whole = queued_request(8 * kBlockTokens, hashes);
+  replica.queue.push(0, whole, 0, 8 * kBlockTokens);
+  EXPECT_EQ(whole.queue_tokens, 1);
+  Sequence resumed = queued_request(8 * kBlockTokens, hashes);
+  resumed.kv_tokens = 3 * kBlockTokens;
+  EXPECT_EQ(TtftPredictor::cached_tokens(hand.state, replica, resumed), 0);
+  replica.queue.push(1, resumed, 1, TtftPredictor::cached_tokens(hand.state, replica, resumed));
+  EXPECT_EQ(resumed.queue_tokens, 5 * kBlockTokens);
+  EXPECT_EQ(replica.queue.queued_tokens(), 1 + 5 * kBlockTokens);
+}
+
 TEST(PredictedTtftRouter, CountsTheGangBlackoutAndTheIterationInFlight) {
   HandBuiltNode hand(2);
   TtftPredictor predictor;

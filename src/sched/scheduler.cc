@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "sched/router_registry.h"
+#include "sched/ttft_predictor.h"
 
 namespace gangway {
 
@@ -208,7 +209,8 @@ void Scheduler::enqueue_small(SequenceHandle handle, Time now) {
   if (replica) {
     seq.gpu = state_.replicas[*replica].gpu;
     seq.queued_replica = *replica;
-    state_.replicas[*replica].queue.push(handle, seq, key);
+    Replica& bound = state_.replicas[*replica];
+    bound.queue.push(handle, seq, key, TtftPredictor::cached_tokens(state_, bound, seq));
   } else {
     seq.gpu.reset();
     seq.queued_replica = kNoReplica;

@@ -15,8 +15,7 @@ void TtftPredictor::initialise(const SchedulerView& state) {
 }
 
 void TtftPredictor::cached_blocks(const SchedulerView& state, const Replica& replica,
-                                  const Sequence& seq, int32_t& gpu_blocks,
-                                  int32_t& host_blocks) const {
+                                  const Sequence& seq, int32_t& gpu_blocks, int32_t& host_blocks) {
   gpu_blocks = 0;
   host_blocks = 0;
   if (!replica.kv.prefix_caching()) return;
@@ -29,6 +28,17 @@ void TtftPredictor::cached_blocks(const SchedulerView& state, const Replica& rep
     host_blocks =
         state.host().match(replica.kv.host_key(), prefix, gpu_blocks, reusable - gpu_blocks);
   }
+}
+
+int32_t TtftPredictor::cached_tokens(const SchedulerView& state, const Replica& replica,
+                                     const Sequence& seq) {
+  // A sequence with computed KV (one preempted and requeued) keeps what it has; its prefix
+  // match is then already part of it.
+  if (seq.kv_tokens > 0) return 0;
+  int32_t gpu_blocks = 0;
+  int32_t host_blocks = 0;
+  cached_blocks(state, replica, seq, gpu_blocks, host_blocks);
+  return (gpu_blocks + host_blocks) * state.node().kv_block_tokens;
 }
 
 TtftEstimate TtftPredictor::own_part(const SchedulerView& state, const Replica& replica,

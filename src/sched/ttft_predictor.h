@@ -40,8 +40,12 @@ class TtftPredictor {
   bool initialised() const { return !seconds_per_prefill_token_.empty(); }
 
   // The reusable prefix of `seq` on `replica`, in blocks: on the GPU, then on the host tier.
-  void cached_blocks(const SchedulerView& state, const Replica& replica, const Sequence& seq,
-                     int32_t& gpu_blocks, int32_t& host_blocks) const;
+  static void cached_blocks(const SchedulerView& state, const Replica& replica, const Sequence& seq,
+                            int32_t& gpu_blocks, int32_t& host_blocks);
+  // The tokens of `seq`'s remaining prompt that `replica`'s caches hold now (GPU and host
+  // tier): what queueing it there counts as a cache hit rather than prefill work ahead.
+  static int32_t cached_tokens(const SchedulerView& state, const Replica& replica,
+                               const Sequence& seq);
   TtftEstimate estimate(const SchedulerView& state, const Replica& replica, const Sequence& seq,
                         Time now) const;
   // The request's own part on `replica` (cached lookup, load and prefill), without the wait.
