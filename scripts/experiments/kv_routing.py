@@ -210,6 +210,7 @@ def routing_row(run_doc, model=SMALL):
         "token_hit_rate": cache.get("token_hit_rate"),
         "request_hit_rate": cache.get("request_hit_rate"),
         "host_cached_tokens": cache.get("host_cached_tokens"),
+        "ttft_mean": pct(stats, "ttft_ms", "mean"),
         "ttft_p50": pct(stats, "ttft_ms", "p50"),
         "ttft_p99": pct(stats, "ttft_ms", "p99"),
         "queue_p99": pct(stats, "queue_ms", "p99"),
@@ -426,6 +427,7 @@ def fmt(value, digits=1, percent=False):
 def routing_tables(rows, loads, title):
     lines = [f"### {title}", ""]
     for metric, label, percent in [("ttft_p99", "TTFT p99 (ms)", False),
+                                   ("ttft_mean", "TTFT mean (ms)", False),
                                    ("ttft_p50", "TTFT p50 (ms)", False),
                                    ("token_hit_rate", "prefix hit rate (tokens)", True),
                                    ("request_hit_rate", "requests with a hit", True)]:
@@ -434,7 +436,7 @@ def routing_tables(rows, loads, title):
             cells = [f"{load:.2f}"]
             values = {r["routing"]: r[metric] for r in rows if r["load"] == load}
             best = None
-            if metric == "ttft_p99" or metric == "ttft_p50":
+            if metric.startswith("ttft_"):
                 best = min((v for v in values.values() if v is not None), default=None)
             for routing in ROUTINGS:
                 text = fmt(values.get(routing), 1, percent)
@@ -514,6 +516,7 @@ def write_report(results, out_dir):
     hs = sorted({r["h"] for r in results["h_sweep"]})
     hloads = sorted({r["load"] for r in results["h_sweep"]})
     for metric, label, percent in [("ttft_p99", "TTFT p99 (ms)", False),
+                                   ("ttft_mean", "TTFT mean (ms)", False),
                                    ("token_hit_rate", "prefix hit rate (tokens)", True)]:
         table = []
         for h in hs:
