@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
+
+#include "sched/lease_calendar.h"
 
 namespace gangway {
 
@@ -161,6 +164,11 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
   const WorkAhead shared_queue = work_ahead(runtime.queue, seq, key);
   // The gang's blackout is the same on every replica.
   const Duration blackout = predictor_.blackout(state_, now);
+  // Promise mode counts the leases that land in the newcomer's wait one by one.
+  const std::optional<LeaseCalendar> leases =
+      options_.admission.keep_promises && state_.large
+          ? LeaseCalendar::of(state_.gang, state_.has_large_work(), gang_share, blackout, now)
+          : std::nullopt;
   if (iteration_memo_.size() < state_.replicas.size()) {
     iteration_memo_.resize(state_.replicas.size());
   }
@@ -219,10 +227,16 @@ void AdmissionGate::predict_small_ttft(const Sequence& seq, Time now, AdmissionQ
     const int64_t own_iterations =
         (static_cast<int64_t>(own_tokens) + prefill_per_iteration - 1) / prefill_per_iteration;
     const double own_s = static_cast<double>(own_iterations) * iteration_s;
-    Duration wait = scaled(base + seconds_to_duration(work_s * stretch), gpu.slowdown);
+    // With work ahead, the calendar's leases take the place of the mean share's stretch (with
+    // none, the request starts at once and neither applies). The wait the overload ladder reads
+    // stays the expected one.
+    const bool on_calendar = leases && work_s > 0;
+    Duration wait =
+        scaled(base + seconds_to_duration(work_s * (on_calendar ? 1.0 : stretch)), gpu.slowdown);
     wait += overtaken(later_first, wait,
                       iteration_s / prefill_per_iteration * stretch * gpu.slowdown, replicas);
-    const Duration ttft = wait + own.load + seconds_to_duration(own_s * gpu.slowdown);
+    Duration ttft = wait + own.load + seconds_to_duration(own_s * gpu.slowdown);
+    if (on_calendar) ttft += leases->delay_before(now + ttft);
     if (!found || own.prefill < query.idle_ttft) query.idle_ttft = own.prefill;
     if (!found || ttft < query.predicted_ttft) {
       query.predicted_ttft = ttft;
