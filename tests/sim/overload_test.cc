@@ -142,9 +142,10 @@ TEST(Overload, KeptPromisesAreNotShedAfterAdmissionAtThreeTimesTheLoad) {
   EXPECT_GT(dropped_by_default, 0u);
   EXPECT_GT(standard_broken[0], standard_admitted[0] / 2);
   EXPECT_LE(standard_broken[1], standard_admitted[1] / 100);
-  // The small models' interactive requests are not the price: with the gang's leases counted in
-  // their waits (the lease calendar), admission turns away the ones a lease would make late
-  // rather than letting the large model's admitted work crowd them out.
+  // The small models' interactive requests are not the price of the others' kept promises: with
+  // the gang's leases counted in their waits (the lease calendar) at least 95 % of their
+  // arrivals meet their SLO; predicted with the gang's mean share instead, about three quarters
+  // do at this load.
   const RequestStats& small_interactive =
       kept.metrics.model_class(ModelId(0), class_named(heavy, "interactive"));
   ASSERT_GT(small_interactive.arrived(), 0u);
