@@ -18,15 +18,6 @@ namespace gangway {
 
 namespace {
 
-// Whether `id` is among `ids`: a plain scan, as `ids` (the requests an iteration ended) holds a
-// few entries at most and is asked about every sequence of the batch.
-bool listed(std::span<const RequestId> ids, RequestId id) {
-  for (const RequestId listed_id : ids) {
-    if (listed_id == id) return true;
-  }
-  return false;
-}
-
 // Smoothed measured/predicted iteration time (weight 1/8 on the newest), bounded so that one
 // freak iteration cannot make predictions absurd.
 double next_slowdown(double slowdown, Time start, Time predicted_end, Time end) {
@@ -340,7 +331,10 @@ void Scheduler::complete_batch(std::vector<BatchEntry>& batch, std::span<const R
     if (entry.emits_token) {
       ++seq.generated_tokens;
       if (!seq.first_token) seq.first_token = now;
-      done = seq.generated_tokens >= seq.spec.max_tokens || listed(ended, entry.id);
+      // std::find's unrolled scan: an iteration can end many sequences at once (an engine that
+      // reports early ends), and each of the batch's entries is looked up.
+      done = seq.generated_tokens >= seq.spec.max_tokens ||
+             (!ended.empty() && std::find(ended.begin(), ended.end(), entry.id) != ended.end());
     }
     if (seq.cancel_pending || done) scratch_finished_.push_back(entry.handle);
   }
