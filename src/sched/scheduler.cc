@@ -162,7 +162,6 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
     }
     seq.spec.max_tokens = verdict.max_tokens;
     if (gate_.controller().enabled()) seq.predicted_ttft = query.predicted_ttft;
-    gate_.note_admitted(seq, now);
   }
   state_.count_transition(state_.sequences[handle], SequenceState::kFinished,
                           SequenceState::kQueued);
@@ -171,6 +170,8 @@ SubmitResult Scheduler::submit(const RequestSpec& spec, Time now) {
   } else {
     enqueue_small(handle, now);
   }
+  // After queueing: its work counts net of the caches where it was queued.
+  gate_.note_admitted(state_.sequences[handle], now);
   result.accepted = true;
   result.handle = handle;
   decide(now);
@@ -212,7 +213,8 @@ void Scheduler::enqueue_small(SequenceHandle handle, Time now) {
 void Scheduler::enqueue_large(SequenceHandle handle) {
   Sequence& seq = state_.sequences[handle];
   seq.state = SequenceState::kQueued;
-  state_.large->queue.push(handle, seq, gate_.ordering().key(seq));
+  state_.large->queue.push(handle, seq, gate_.ordering().key(seq),
+                           TtftPredictor::cached_tokens(state_, state_.large->kv, seq));
   ++state_.large->generation;
 }
 
