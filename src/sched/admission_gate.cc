@@ -267,17 +267,12 @@ void AdmissionGate::predict_large_ttft(const Sequence& seq, Time now, AdmissionQ
   const auto ahead = static_cast<double>(work_ahead(large.queue, seq, ordering_.key(seq)).tokens +
                                          large.resident_prefill_tokens);
   const Duration work = seconds_to_duration(ahead * seconds_per_token * stretch);
-  // Its own prompt net of what the gang's caches hold (loading host-tier blocks included).
-  int32_t gpu_blocks = 0;
-  int32_t host_blocks = 0;
-  TtftPredictor::cached_blocks(state_, large.kv, seq, gpu_blocks, host_blocks);
-  const TtftEstimate own =
-      predictor_.own_part(state_, seq.spec.model, seq, gpu_blocks, host_blocks);
+  const Duration own = predictor_.prefill_time(state_, seq.spec.model, seq.spec.prompt_tokens, 0);
   query.predicted_wait = scaled(start + work, large.slowdown);
   query.predicted_wait += overtaken(overtakers(seq, now), query.predicted_wait,
                                     seconds_per_token / share * large.slowdown, 1);
-  query.predicted_ttft = query.predicted_wait + own.load + scaled(own.prefill, large.slowdown);
-  query.idle_ttft = own.prefill;
+  query.predicted_ttft = query.predicted_wait + scaled(own, large.slowdown);
+  query.idle_ttft = own;
 }
 
 bool AdmissionGate::observe_pressure(ModelId model, const AdmissionQuery& query, Time now) {

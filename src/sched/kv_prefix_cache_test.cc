@@ -101,53 +101,6 @@ TEST(PrefixCache, PrefixCachingOffReusesNothing) {
   }
 }
 
-// Drives the node until `id` finishes: the gang's iterations as they end, timers otherwise.
-RequestRecord run_large_until_finished(Scheduler& scheduler, RequestId id, Time& now) {
-  for (int i = 0; i < 1000; ++i) {
-    for (const RequestRecord& record : scheduler.effects().finished) {
-      if (record.id == id) {
-        RequestRecord found = record;
-        scheduler.effects().clear();
-        return found;
-      }
-    }
-    scheduler.effects().clear();
-    now += milliseconds(10);
-    if (scheduler.state().large->busy) {
-      scheduler.on_iteration_done(EngineRef::large(), {}, now);
-    } else {
-      scheduler.on_timer(now);
-    }
-  }
-  ADD_FAILURE() << "request " << id.value() << " never finished";
-  return RequestRecord{};
-}
-
-// The large model's admission predicts a first token from the part of the prompt the gang's
-// caches do not hold, and queues the request as that much prefill work: a 4,224-token prompt
-// whose 4,096-token document the gang has cached is one 512-token chunk (10 ms here), not nine.
-TEST(PrefixCache, TheLargeModelsPredictionCountsOnlyWhatTheGangsCachesDoNotHold) {
-  auto scheduler = make(mixed_node(), SchedulerOptions{}, "lm-first");
-  Time now;
-  const SubmitResult cold =
-      scheduler->submit(request(1, ModelId(1), 4224, 2, now, hashes_of({{7, 256}, {1, 8}})), now);
-  ASSERT_TRUE(cold.accepted);
-  const Sequence& first = scheduler->state().sequences[cold.handle];
-  ASSERT_TRUE(first.predicted_ttft.has_value());
-  EXPECT_GE(*first.predicted_ttft, milliseconds(90));
-  EXPECT_EQ(first.queue_tokens, 4224);
-  EXPECT_EQ(run_large_until_finished(*scheduler, RequestId(1), now).cached_prompt_tokens, 0);
-
-  const SubmitResult warm =
-      scheduler->submit(request(2, ModelId(1), 4224, 2, now, hashes_of({{7, 256}, {2, 8}})), now);
-  ASSERT_TRUE(warm.accepted);
-  const Sequence& second = scheduler->state().sequences[warm.handle];
-  ASSERT_TRUE(second.predicted_ttft.has_value());
-  EXPECT_LT(*second.predicted_ttft, milliseconds(40)) << "one chunk, not the whole prompt";
-  EXPECT_EQ(second.queue_tokens, 128);
-  EXPECT_EQ(run_large_until_finished(*scheduler, RequestId(2), now).cached_prompt_tokens, 4096);
-}
-
 // In promise mode admission counts the prefill work that tighter classes keep bringing (they
 // will go ahead of a newcomer that waits). A stream of interactive requests that hit a cached
 // 4,096-token document brings 16 tokens each, not 4,112: a standard request arriving after

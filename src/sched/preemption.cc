@@ -95,8 +95,7 @@ void Scheduler::requeue_preempted(SequenceHandle handle) {
   seq.state = SequenceState::kQueued;
   state_.count_transition(seq, SequenceState::kFinished, SequenceState::kQueued);
   if (seq.large) {
-    state_.large->queue.push(handle, seq, seq.queue_key,
-                             TtftPredictor::cached_tokens(state_, state_.large->kv, seq));
+    state_.large->queue.push(handle, seq, seq.queue_key);
     ++state_.large->generation;
   } else {
     const uint32_t replica = seq.running_replica;

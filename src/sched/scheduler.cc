@@ -213,8 +213,7 @@ void Scheduler::enqueue_small(SequenceHandle handle, Time now) {
 void Scheduler::enqueue_large(SequenceHandle handle) {
   Sequence& seq = state_.sequences[handle];
   seq.state = SequenceState::kQueued;
-  state_.large->queue.push(handle, seq, gate_.ordering().key(seq),
-                           TtftPredictor::cached_tokens(state_, state_.large->kv, seq));
+  state_.large->queue.push(handle, seq, gate_.ordering().key(seq));
   ++state_.large->generation;
 }
 

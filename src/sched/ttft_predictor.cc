@@ -14,29 +14,30 @@ void TtftPredictor::initialise(const SchedulerView& state) {
   }
 }
 
-void TtftPredictor::cached_blocks(const SchedulerView& state, const BlockPool& pool,
+void TtftPredictor::cached_blocks(const SchedulerView& state, const Replica& replica,
                                   const Sequence& seq, int32_t& gpu_blocks, int32_t& host_blocks) {
   gpu_blocks = 0;
   host_blocks = 0;
-  if (!pool.prefix_caching()) return;
+  if (!replica.kv.prefix_caching()) return;
   const int32_t reusable = seq.reusable_prefix_blocks(state.node().kv_block_tokens);
   if (reusable <= 0) return;
   const std::span<const BlockHash> prefix(seq.spec.prefix_blocks.data(),
                                           static_cast<size_t>(reusable));
-  gpu_blocks = pool.match(prefix);
+  gpu_blocks = replica.kv.match(prefix);
   if (state.host().keeps_prefixes() && gpu_blocks < reusable) {
-    host_blocks = state.host().match(pool.host_key(), prefix, gpu_blocks, reusable - gpu_blocks);
+    host_blocks =
+        state.host().match(replica.kv.host_key(), prefix, gpu_blocks, reusable - gpu_blocks);
   }
 }
 
-int32_t TtftPredictor::cached_tokens(const SchedulerView& state, const BlockPool& pool,
+int32_t TtftPredictor::cached_tokens(const SchedulerView& state, const Replica& replica,
                                      const Sequence& seq) {
   // A sequence with computed KV (one preempted and requeued) keeps what it has; its prefix
   // match is then already part of it.
   if (seq.kv_tokens > 0) return 0;
   int32_t gpu_blocks = 0;
   int32_t host_blocks = 0;
-  cached_blocks(state, pool, seq, gpu_blocks, host_blocks);
+  cached_blocks(state, replica, seq, gpu_blocks, host_blocks);
   return (gpu_blocks + host_blocks) * state.node().kv_block_tokens;
 }
 

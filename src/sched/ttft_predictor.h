@@ -39,22 +39,13 @@ class TtftPredictor {
   void initialise(const SchedulerView& state);
   bool initialised() const { return !seconds_per_prefill_token_.empty(); }
 
-  // The reusable prefix of `seq` in `pool` (a replica's, or the gang's), in blocks: on the GPU,
-  // then on the host tier.
-  static void cached_blocks(const SchedulerView& state, const BlockPool& pool, const Sequence& seq,
-                            int32_t& gpu_blocks, int32_t& host_blocks);
+  // The reusable prefix of `seq` on `replica`, in blocks: on the GPU, then on the host tier.
   static void cached_blocks(const SchedulerView& state, const Replica& replica, const Sequence& seq,
-                            int32_t& gpu_blocks, int32_t& host_blocks) {
-    cached_blocks(state, replica.kv, seq, gpu_blocks, host_blocks);
-  }
-  // The tokens of `seq`'s remaining prompt that `pool`'s caches hold now (GPU and host tier):
-  // what queueing it there counts as a cache hit rather than prefill work ahead.
-  static int32_t cached_tokens(const SchedulerView& state, const BlockPool& pool,
-                               const Sequence& seq);
+                            int32_t& gpu_blocks, int32_t& host_blocks);
+  // The tokens of `seq`'s remaining prompt that `replica`'s caches hold now (GPU and host
+  // tier): what queueing it there counts as a cache hit rather than prefill work ahead.
   static int32_t cached_tokens(const SchedulerView& state, const Replica& replica,
-                               const Sequence& seq) {
-    return cached_tokens(state, replica.kv, seq);
-  }
+                               const Sequence& seq);
   TtftEstimate estimate(const SchedulerView& state, const Replica& replica, const Sequence& seq,
                         Time now) const;
   // The request's own part on `replica` (cached lookup, load and prefill), without the wait.
