@@ -6,6 +6,7 @@ regenerated with one command (see each script's docstring). Uses only Debian's p
 python3-yaml and python3-matplotlib.
 """
 
+import argparse
 import copy
 import json
 import os
@@ -64,6 +65,25 @@ def simulate(scenario, policies, extra_args=(), timeout=3600):
 def runs_by_policy(document):
     return {run["policy"] + ("-" + run["mode"] if run["policy"] == "gangway" else ""): run
             for run in document["runs"]}
+
+
+def experiment_arguments(quick_help):
+    """The flags every seeded experiment takes: --quick (its short mode, which the test command
+    runs), --jobs and --out."""
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help=quick_help)
+    parser.add_argument("--jobs", type=int, default=2, help="simulations run at once")
+    parser.add_argument("--out", default=os.path.join(ROOT, "docs", "results"),
+                        help="where the report goes (default: docs/results)")
+    return parser
+
+
+def write_results(out_dir, stem, lines, data):
+    """Writes STEM.md (the report's lines) and STEM.json (its data) to out_dir."""
+    with open(os.path.join(out_dir, stem + ".md"), "w") as f:
+        f.write("\n".join(lines))
+    with open(os.path.join(out_dir, stem + ".json"), "w") as f:
+        json.dump(data, f, indent=1)
 
 
 def markdown_table(header, rows):

@@ -16,9 +16,7 @@ confidence interval.
 Writes prefix-routing.md and prefix-routing.json to DIR (default: docs/results).
 """
 
-import argparse
 import concurrent.futures
-import json
 import os
 import sys
 import time
@@ -171,20 +169,11 @@ def write_report(results, out_dir):
     behind = sum(1 for row in results["rows"] if row["behind"])
     lines += [f"Points where predicted-ttft is behind another rule beyond the noise: {behind} of "
               f"{len(results['rows'])}.", ""]
-    with open(os.path.join(out_dir, "prefix-routing.md"), "w") as f:
-        f.write("\n".join(lines))
-    with open(os.path.join(out_dir, "prefix-routing.json"), "w") as f:
-        json.dump(results, f, indent=1)
+    gx.write_results(out_dir, "prefix-routing", lines, results)
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true",
-                        help="one point per workload, two seeds, short windows")
-    parser.add_argument("--jobs", type=int, default=2, help="simulations run at once")
-    parser.add_argument("--out", default=os.path.join(gx.ROOT, "docs", "results"),
-                        help="where the report goes (default: docs/results)")
-    args = parser.parse_args()
+    args = gx.experiment_arguments("one point per workload, two seeds, short windows").parse_args()
     started = time.time()
     seeds = [1, 2] if args.quick else [1, 2, 3, 4, 5]
     capacities = measure_capacities(args.quick)

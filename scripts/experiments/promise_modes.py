@@ -14,9 +14,7 @@ excludes 0.
 Writes promise-modes.md and promise-modes.json to DIR (default: docs/results).
 """
 
-import argparse
 import concurrent.futures
-import json
 import os
 import sys
 import time
@@ -120,20 +118,11 @@ def write_report(report, out_dir):
                           f"{cell['goodput']:.0f}",
                           "-" if index == 0 else f"{counts[0]} / {counts[1]}"])
     lines += [gx.markdown_table(header, table), ""]
-    with open(os.path.join(out_dir, "promise-modes.md"), "w") as f:
-        f.write("\n".join(lines))
-    with open(os.path.join(out_dir, "promise-modes.json"), "w") as f:
-        json.dump(report, f, indent=1)
+    gx.write_results(out_dir, "promise-modes", lines, report)
 
 
 def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true",
-                        help="two members, two loads, two seeds, short windows")
-    parser.add_argument("--jobs", type=int, default=2, help="simulations run at once")
-    parser.add_argument("--out", default=os.path.join(gx.ROOT, "docs", "results"),
-                        help="where the report goes (default: docs/results)")
-    args = parser.parse_args()
+    args = gx.experiment_arguments("two members, two loads, two seeds, short windows").parse_args()
     started = time.time()
     if args.quick:
         names, loads, seeds = families.QUICK_MEMBERS, [1.0, 3.0], [1, 2]
