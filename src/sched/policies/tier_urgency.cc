@@ -2,30 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <stdexcept>
 
 #include "sched/policies/tier_demand.h"
 
 namespace gangway {
 
 namespace {
-
-// In test builds, a memo that holds must equal what it stands for: a change to the large model's
-// state that LargeModelRuntime::generation missed would otherwise go unnoticed.
-template <typename Recompute>
-Time checked_memo(Time memo, const Recompute& recompute) {
-#ifdef GANGWAY_CHECK_INVARIANTS
-  if (memo != recompute()) {
-    throw std::logic_error(
-        "TierUrgency: a large-model urgency kept for an unchanged generation differs from its "
-        "recomputation (a change to the large model's state did not bump "
-        "LargeModelRuntime::generation)");
-  }
-#else
-  (void)recompute;
-#endif
-  return memo;
-}
 
 // How many queue heads the urgency checks look at (queues can be long; heads are the oldest).
 constexpr int kHeadsChecked = 8;
@@ -115,12 +97,8 @@ Time TierUrgency::earliest_large_urgency(const SchedulerView& state) const {
 Time TierUrgency::large_first_token_urgency(const SchedulerView& state,
                                             std::optional<Time> not_before) const {
   if (not_before) return compute_first_token_urgency(state, not_before);
-  if (!first_token_memo_.holds(state)) {
-    first_token_memo_.renew(state, compute_first_token_urgency(state, std::nullopt));
-    return first_token_memo_.value;
-  }
-  return checked_memo(first_token_memo_.value,
-                      [&] { return compute_first_token_urgency(state, std::nullopt); });
+  return first_token_memo_.value_for(
+      state, [&] { return compute_first_token_urgency(state, std::nullopt); });
 }
 
 Time TierUrgency::compute_first_token_urgency(const SchedulerView& state,
@@ -152,12 +130,8 @@ Time TierUrgency::compute_first_token_urgency(const SchedulerView& state,
 // With the margin the large model ran ahead of its pace at the small models' TPOT
 // (docs/gang-scheduling.md, "Decode pace").
 Time TierUrgency::large_decode_urgency(const SchedulerView& state, bool targets_only) const {
-  UrgencyMemo& memo = decode_memo_[targets_only ? 1 : 0];
-  if (!memo.holds(state)) {
-    memo.renew(state, compute_decode_urgency(state, targets_only));
-    return memo.value;
-  }
-  return checked_memo(memo.value, [&] { return compute_decode_urgency(state, targets_only); });
+  return decode_memo_[targets_only ? 1 : 0].value_for(
+      state, [&] { return compute_decode_urgency(state, targets_only); });
 }
 
 Time TierUrgency::compute_decode_urgency(const SchedulerView& state, bool targets_only) const {

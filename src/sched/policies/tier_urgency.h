@@ -15,6 +15,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <vector>
 
 #include "core/ids.h"
@@ -69,18 +70,30 @@ class TierUrgency {
   // (LargeModelRuntime::generation): everything it reads changes only with a new generation.
   // Read several times per event (gang decisions, the next wakeup) while the large model's
   // state changes only at its own iterations, admissions and departures.
+  // In test builds a kept value is checked against its recomputation: a change to the large
+  // model's state that did not bump the generation would otherwise go unnoticed.
   struct UrgencyMemo {
     const LargeModelRuntime* large = nullptr;
     uint64_t generation = 0;
     Time value = Time::max();
 
-    bool holds(const SchedulerView& state) const {
-      return large != nullptr && large == state.large() && generation == large->generation;
-    }
-    void renew(const SchedulerView& state, Time computed) {
-      large = state.large();
-      generation = large->generation;
-      value = computed;
+    template <typename Compute>
+    Time value_for(const SchedulerView& state, const Compute& compute) {
+      if (large == nullptr || large != state.large() || generation != large->generation) {
+        large = state.large();
+        generation = large->generation;
+        value = compute();
+        return value;
+      }
+#ifdef GANGWAY_CHECK_INVARIANTS
+      if (value != compute()) {
+        throw std::logic_error(
+            "TierUrgency: a large-model urgency kept for an unchanged generation differs from "
+            "its recomputation (a change to the large model's state did not bump "
+            "LargeModelRuntime::generation)");
+      }
+#endif
+      return value;
     }
   };
 
