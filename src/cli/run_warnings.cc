@@ -3,6 +3,12 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "model/cost_model.h"
+#include "sched/policies/decode_pace_reservation.h"
+#include "sched/policies/tier_demand.h"
 
 namespace gangway {
 
@@ -18,6 +24,44 @@ void warn_about_models_without_traffic(const Scenario& scenario, const RunMetric
         "rules)\n",
         model.name, scenario.trace->path, model.name);
   }
+}
+
+void warn_if_pace_reserve_cannot_pace_one(const NodeSpec& node, const PolicySpec& policy,
+                                          std::ostream& err) {
+  if (!policy.pace_reserve || policy.name != "gangway" || policy.mode != ExecutionMode::kLease) {
+    return;
+  }
+  const ModelSpec* large = node.large_model();
+  if (large == nullptr) return;
+  const SloClass* tightest = nullptr;
+  for (const SloClass& slo : node.slo_classes) {
+    if (slo.tpot_target && (!tightest || *slo.tpot_target < *tightest->tpot_target))
+      tightest = &slo;
+  }
+  if (tightest == nullptr) return;
+  const bool demand_split = policy.split == TierSplit::kDemand;
+  const double guaranteed = guaranteed_large_share(share_limits(policy), demand_split, 1.0);
+  const double need =
+      lone_pace_need(*make_cost_model(*large, node.hardware), *tightest->tpot_target);
+  if (guaranteed >= need) return;
+  std::string remedy;
+  if (demand_split) {
+    remedy = fmt::format("policy.large_share_min to at least {:.2f}", need);
+  } else if (need < 1.0) {
+    remedy = fmt::format("policy.large_weight to at least {:.2f} (with small_weight {:g})",
+                         need * policy.small_weight / (1.0 - need), policy.small_weight);
+  } else {
+    remedy = fmt::format("tpot_ms of class '{}' to at least {:.1f}", tightest->name,
+                         to_ms(*tightest->tpot_target) * need / guaranteed);
+  }
+  err << fmt::format(
+      "gangway: warning: policy.pace_reserve: pacing one {} sequence at the TPOT target of class "
+      "'{}' ({:g} ms) takes {:.0f} % of the node's time, more than the large model's guaranteed "
+      "share "
+      "({:.0f} %); while the small models' demand fills the node, every large arrival of that "
+      "class is turned away. Raise {} (docs/gang-scheduling.md, \"Decode-pace reservation\")\n",
+      large->name, tightest->name, to_ms(*tightest->tpot_target), 100 * need, 100 * guaranteed,
+      remedy);
 }
 
 void warn_if_timeline_is_large(const std::string& path, std::ostream& err) {

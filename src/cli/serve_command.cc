@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "cli/run_warnings.h"
 #include "cli/workload_overrides.h"
 #include "config/scenario.h"
 #include "core/input_error.h"
@@ -149,6 +150,7 @@ int run_serve(const ServeOptions& options, std::ostream& err) {
                    ? load_scenario_with_settings(*options.scenario_path, options.settings)
                    : default_scenario();
     apply_serve_overrides(options, scenario);
+    warn_if_pace_reserve_cannot_pace_one(scenario.node, scenario.policy, err);
     log = std::make_unique<Logger>(parse_log_level(scenario.server.log_level));
     server = std::make_unique<HttpServer>(scenario, scenario.server, *log,
                                           HttpServer::Options{.handle_signals = true});

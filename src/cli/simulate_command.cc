@@ -206,6 +206,9 @@ int run_simulate(const SimulateOptions& options, std::ostream& out, std::ostream
                           : std::vector<uint64_t>{scenario.seed};
     const std::vector<PolicySpec> policies = policies_to_run(options, scenario);
     const std::vector<std::string> routings = routings_to_run(options, scenario);
+    for (const PolicySpec& policy : policies) {
+      warn_if_pace_reserve_cannot_pace_one(scenario.node, policy, err);
+    }
     std::vector<PlannedRun> plan;
     for (const uint64_t seed : seeds) {
       for (const PolicySpec& policy : policies) {

@@ -85,12 +85,23 @@ double DecodePaceReservation::large_pace_need(const SchedulerView& state, const 
 // never less than the large model's guaranteed share: limits.large_min under policy.split:
 // demand, else its weighted share (with the overload ladder's weight shift).
 double DecodePaceReservation::pace_budget(const SchedulerView& state, const SharePlan& plan) const {
-  double guaranteed = limits_.large_min;
-  if (!demand_split_) {
-    const double large_weight = limits_.large_weight * state.overload().large_weight_factor;
-    guaranteed = large_weight / (large_weight + limits_.small_weight);
-  }
+  const double guaranteed =
+      guaranteed_large_share(limits_, demand_split_, state.overload().large_weight_factor);
   return std::max(guaranteed, 1.0 - plan.limits.switch_overhead - plan.small.total());
+}
+
+double guaranteed_large_share(const ShareLimits& limits, bool demand_split,
+                              double large_weight_factor) {
+  if (demand_split) return limits.large_min;
+  const double large_weight = limits.large_weight * large_weight_factor;
+  return large_weight / (large_weight + limits.small_weight);
+}
+
+double lone_pace_need(const CostModel& cost, Duration tpot) {
+  BatchShape lone;
+  lone.decode_seqs = 1;
+  lone.decode_context_tokens = 1;
+  return to_seconds(cost.iteration_time(lone)) / to_seconds(tpot);
 }
 
 }  // namespace gangway

@@ -11,11 +11,24 @@
 #include <optional>
 
 #include "core/time.h"
+#include "model/cost_model.h"
 #include "sched/iteration.h"
 #include "sched/policies/tier_demand.h"
 #include "sched/scheduler_view.h"
 
 namespace gangway {
+
+// The large model's guaranteed share of the node's time, the pace budget's floor: limits.large_min
+// under policy.split: demand (`demand_split`), else its weighted share with `large_weight_factor`
+// (the overload ladder's weight shift) on its weight.
+double guaranteed_large_share(const ShareLimits& limits, bool demand_split,
+                              double large_weight_factor);
+
+// The share of the node's time the gang needs to pace one lone large sequence at `tpot`: its
+// shortest iteration (one decode step of one sequence, `cost` being the large model's) once per
+// target. Where the guaranteed share is below it, the reservation takes no large arrival with
+// that target while the small models' demand fills the node.
+double lone_pace_need(const CostModel& cost, Duration tpot);
 
 class DecodePaceReservation {
  public:

@@ -56,15 +56,6 @@ constexpr double kLightLoadPressure = 0.1;
 constexpr Duration kNoTargetHorizon = std::chrono::seconds(30);
 constexpr double kLeastWeight = 0.01;
 
-ShareLimits share_limits(const PolicySpec& spec) {
-  ShareLimits limits;
-  limits.large_min = spec.large_share_min;
-  limits.large_max = spec.large_share_max;
-  limits.large_weight = spec.large_weight;
-  limits.small_weight = spec.small_weight;
-  return limits;
-}
-
 class GangwayPolicy final : public GangPolicy {
  public:
   GangwayPolicy(const PolicySpec& spec, ExecutionMode mode)

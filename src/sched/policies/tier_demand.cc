@@ -5,6 +5,15 @@
 
 namespace gangway {
 
+ShareLimits share_limits(const PolicySpec& spec) {
+  ShareLimits limits;
+  limits.large_min = spec.large_share_min;
+  limits.large_max = spec.large_share_max;
+  limits.large_weight = spec.large_weight;
+  limits.small_weight = spec.small_weight;
+  return limits;
+}
+
 namespace {
 
 Duration scaled_by(Duration d, double factor) {

@@ -29,6 +29,7 @@
 #include "core/ids.h"
 #include "core/time.h"
 #include "sched/iteration.h"
+#include "sched/policy_spec.h"
 #include "sched/scheduler_view.h"
 
 namespace gangway {
@@ -61,6 +62,9 @@ struct ShareLimits {
   // gang idles GPUs until the last one reaches its iteration boundary).
   double switch_overhead = 0.05;
 };
+
+// The limits policy.large_share_min, large_share_max and the tier weights set.
+ShareLimits share_limits(const PolicySpec& spec);
 
 struct SharePlan {
   TierDemand large;
