@@ -44,22 +44,23 @@ void warn_if_pace_reserve_cannot_pace_one(const NodeSpec& node, const PolicySpec
   const double need =
       lone_pace_need(*make_cost_model(*large, node.hardware), *tightest->tpot_target);
   if (guaranteed >= need) return;
+  // A target shorter than a lone decode step fits no share; otherwise the guarantee can grow.
   std::string remedy;
-  if (demand_split) {
-    remedy = fmt::format("policy.large_share_min to at least {:.2f}", need);
-  } else if (need < 1.0) {
-    remedy = fmt::format("policy.large_weight to at least {:.2f} (with small_weight {:g})",
-                         need * policy.small_weight / (1.0 - need), policy.small_weight);
-  } else {
+  if (need >= 1.0) {
     remedy = fmt::format("tpot_ms of class '{}' to at least {:.1f}", tightest->name,
                          to_ms(*tightest->tpot_target) * need / guaranteed);
+  } else if (demand_split) {
+    remedy = fmt::format("policy.large_share_min to at least {:.2f}", need);
+  } else {
+    remedy = fmt::format("policy.large_weight to at least {:.2f} (with small_weight {:g})",
+                         need * policy.small_weight / (1.0 - need), policy.small_weight);
   }
   err << fmt::format(
-      "gangway: warning: policy.pace_reserve: pacing one {} sequence at the TPOT target of class "
-      "'{}' ({:g} ms) takes {:.0f} % of the node's time, more than the large model's guaranteed "
-      "share "
-      "({:.0f} %); while the small models' demand fills the node, every large arrival of that "
-      "class is turned away. Raise {} (docs/gang-scheduling.md, \"Decode-pace reservation\")\n",
+      "gangway: warning: policy.pace_reserve: pacing one {} sequence at the TPOT target of "
+      "class '{}' ({:g} ms) takes {:.0f} % of the node's time, more than the large model's "
+      "guaranteed share ({:.0f} %); while the small models' demand fills the node, every large "
+      "arrival of that class is turned away. Raise {} (docs/gang-scheduling.md, \"Decode-pace "
+      "reservation\")\n",
       large->name, tightest->name, to_ms(*tightest->tpot_target), 100 * need, 100 * guaranteed,
       remedy);
 }

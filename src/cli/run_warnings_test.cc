@@ -26,7 +26,7 @@ std::string pace_warning(const std::vector<std::string>& settings) {
   return err.str();
 }
 
-// The peak example's large model takes about 11.6 ms for a lone decode step, 23 % of its
+// The peak example's large model takes about 11.7 ms for a lone decode step, 23 % of its
 // interactive class's 50 ms TPOT target: more than the 1/7 the default weights guarantee it.
 TEST(RunWarnings, PaceReserveSaysWhenTheGuaranteedShareCannotPaceOneSequence) {
   const std::string warning = pace_warning({"policy.pace_reserve=true"});
@@ -49,11 +49,14 @@ TEST(RunWarnings, NoPaceWarningWithoutTheReservation) {
   EXPECT_EQ(pace_warning({"policy.pace_reserve=true", "policy.name=fcfs"}), "");
 }
 
-// A target shorter than what the guaranteed share can pace even at the full node: the remedy is
-// a looser target, not a weight.
+// A target shorter than one decode step (about 11.7 ms here) fits no share of the node: the
+// remedy is a looser target (the step over the guaranteed share), whatever the split.
 TEST(RunWarnings, PaceTargetShorterThanOneDecodeStepAsksForALooserTarget) {
   EXPECT_THAT(pace_warning({"policy.pace_reserve=true", "slo_classes[interactive].tpot_ms=5"}),
-              HasSubstr("Raise tpot_ms of class 'interactive' to at least"));
+              HasSubstr("Raise tpot_ms of class 'interactive' to at least 81."));
+  EXPECT_THAT(pace_warning({"policy.pace_reserve=true", "policy.split=demand",
+                            "slo_classes[interactive].tpot_ms=5"}),
+              HasSubstr("Raise tpot_ms of class 'interactive' to at least 39.0"));
 }
 
 }  // namespace run_warnings_test
