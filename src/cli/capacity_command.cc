@@ -8,11 +8,15 @@
 #include <atomic>
 #include <cmath>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
 
 #include "cli/capacity_report.h"
 #include "cli/capacity_search.h"
 #include "cli/parallel_runs.h"
 #include "cli/progress_bar.h"
+#include "cli/run_warnings.h"
 #include "config/yaml_reader.h"
 #include "core/input_error.h"
 #include "sched/gang_policy.h"
@@ -269,6 +273,7 @@ int run_capacity(const CapacityOptions& options, std::ostream& out, std::ostream
         probe_scenario(base, scope, 1, base.seed);  // throws, naming why
       }
     }
+    std::set<std::string> warnings_given;
     for (size_t v = 0; v < variants.size(); ++v) {
       const Scenario& scenario = variants[v].scenario;
       std::vector<PolicySpec> policies;
@@ -280,6 +285,12 @@ int run_capacity(const CapacityOptions& options, std::ostream& out, std::ostream
         policies.push_back(spec);
       }
       for (const PolicySpec& policy : policies) {
+        // Once per distinct warning: variants that leave the shares alone say the same.
+        std::ostringstream warning;
+        warn_if_pace_reserve_cannot_pace_one(scenario.node, policy, warning);
+        if (!warning.str().empty() && warnings_given.insert(warning.str()).second) {
+          err << warning.str();
+        }
         for (const CapacityScope scope : scopes) {
           if (!scope_applies(scenario, scope)) continue;
           CapacityResult result;

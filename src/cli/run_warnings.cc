@@ -28,9 +28,10 @@ void warn_about_models_without_traffic(const Scenario& scenario, const RunMetric
 
 void warn_if_pace_reserve_cannot_pace_one(const NodeSpec& node, const PolicySpec& policy,
                                           std::ostream& err) {
-  if (!policy.pace_reserve || policy.name != "gangway" || policy.mode != ExecutionMode::kLease) {
-    return;
-  }
+  // Only gangway's lease mode reads pace_reserve (the gangway-lease alias fixes that mode).
+  const bool lease_gangway = policy.name == "gangway-lease" ||
+                             (policy.name == "gangway" && policy.mode == ExecutionMode::kLease);
+  if (!policy.pace_reserve || !lease_gangway) return;
   const ModelSpec* large = node.large_model();
   if (large == nullptr) return;
   const SloClass* tightest = nullptr;

@@ -47,6 +47,9 @@ TEST(RunWarnings, NoPaceWarningWithoutTheReservation) {
   EXPECT_EQ(pace_warning({}), "");
   // Policies other than gangway's lease mode read no pace_reserve.
   EXPECT_EQ(pace_warning({"policy.pace_reserve=true", "policy.name=fcfs"}), "");
+  EXPECT_EQ(pace_warning({"policy.pace_reserve=true", "policy.name=gangway-exclusive"}), "");
+  EXPECT_THAT(pace_warning({"policy.pace_reserve=true", "policy.name=gangway-lease"}),
+              HasSubstr("Raise policy.large_weight to at least 1.83"));
 }
 
 // A target shorter than one decode step (about 11.7 ms here) fits no share of the node: the
