@@ -47,9 +47,13 @@ void warn_if_pace_reserve_cannot_pace_one(const NodeSpec& node, const PolicySpec
   if (guaranteed >= need) return;
   // A target shorter than a lone decode step fits no share; otherwise the guarantee can grow.
   std::string remedy;
-  if (need >= 1.0) {
+  const double step_ms = to_ms(*tightest->tpot_target) * need;
+  if (need >= 1.0 && guaranteed <= 0) {
+    remedy = fmt::format("policy.large_share_min above 0 and tpot_ms of class '{}' above {:.1f}",
+                         tightest->name, step_ms);
+  } else if (need >= 1.0) {
     remedy = fmt::format("tpot_ms of class '{}' to at least {:.1f}", tightest->name,
-                         to_ms(*tightest->tpot_target) * need / guaranteed);
+                         step_ms / guaranteed);
   } else if (demand_split) {
     remedy = fmt::format("policy.large_share_min to at least {:.2f}", need);
   } else {

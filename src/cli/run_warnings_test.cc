@@ -60,6 +60,11 @@ TEST(RunWarnings, PaceTargetShorterThanOneDecodeStepAsksForALooserTarget) {
   EXPECT_THAT(pace_warning({"policy.pace_reserve=true", "policy.split=demand",
                             "slo_classes[interactive].tpot_ms=5"}),
               HasSubstr("Raise tpot_ms of class 'interactive' to at least 39.0"));
+  // With no guaranteed share at all, both must change.
+  EXPECT_THAT(pace_warning({"policy.pace_reserve=true", "policy.split=demand",
+                            "policy.large_share_min=0", "slo_classes[interactive].tpot_ms=5"}),
+              HasSubstr("Raise policy.large_share_min above 0 and tpot_ms of class 'interactive' "
+                        "above 11.7"));
 }
 
 }  // namespace run_warnings_test
