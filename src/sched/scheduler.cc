@@ -91,11 +91,14 @@ SequenceHandle Scheduler::allocate_sequence(const RequestSpec& spec) {
     state_.sequences.emplace_back();
   }
   Sequence& seq = state_.sequences[handle];
-  // A reused slot keeps its block list's storage: no allocation per request in steady state.
+  // A reused slot keeps its block list's and its prefix hashes' storage: the copy of the spec
+  // fills the old hash storage when it fits, so steady state allocates nothing for either.
   std::vector<BlockId> blocks = std::move(seq.blocks);
   blocks.clear();
+  std::vector<BlockHash> prefix_blocks = std::move(seq.spec.prefix_blocks);
   seq = Sequence{};
   seq.blocks = std::move(blocks);
+  seq.spec.prefix_blocks = std::move(prefix_blocks);
   seq.spec = spec;
   seq.state = SequenceState::kQueued;
   seq.large = node_.model(spec.model).is_large();
