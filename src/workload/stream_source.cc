@@ -75,7 +75,9 @@ std::optional<WorkloadItem> StreamSource::next() {
   if (!take_turn && !next_start_) return std::nullopt;
 
   const uint64_t seq = static_cast<uint64_t>(counters_.requests);
-  std::vector<ContentSegment> segments;
+  // The segments' storage is reused from the last request unless a session kept it.
+  std::vector<ContentSegment> segments = std::move(segment_storage_);
+  segments.clear();
   int32_t prompt_tokens = 0;
   Time arrival;
   bool is_session_turn = false;
@@ -138,8 +140,10 @@ std::optional<WorkloadItem> StreamSource::next() {
     if (remembered) {
       segments.push_back({unique_content(seq, kOutputText), output_tokens});
       continue_session(std::move(segments), int64_t{prompt_tokens} + output_tokens, arrival);
+      return item;
     }
   }
+  segment_storage_ = std::move(segments);
   return item;
 }
 

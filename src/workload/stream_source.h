@@ -77,6 +77,9 @@ class StreamSource final : public RequestSource {
 
   std::optional<Time> next_start_;
   std::vector<PendingTurn> pending_turns_;  // a min-heap by (arrival, order)
+  // A request's content segments, kept between requests so that building one allocates nothing
+  // (a session's turn takes them with it).
+  std::vector<ContentSegment> segment_storage_;
   uint64_t turns_scheduled_ = 0;
   Counters counters_;
 };
