@@ -194,12 +194,8 @@ void check_policy_against_node(const YamlValue& policy, const PolicySpec& spec,
   const ModelSpec* large = node.large_model();
   if (large == nullptr || !policy.is_map()) return;
   const std::unique_ptr<CostModel> cost = make_cost_model(*large, node.hardware);
-  // The shortest iteration the gang can run: one decode step of one sequence (reading every
-  // weight shard once).
-  BatchShape step;
-  step.decode_seqs = 1;
-  step.decode_context_tokens = 1;
-  const Duration iteration = cost->iteration_time(step);
+  // The shortest iteration the gang can run.
+  const Duration iteration = lone_decode_step(*cost);
   const YamlMap map = policy.map(policy_keys());
   const auto check = [&](const char* key, Duration horizon, const std::string& what) {
     const std::optional<YamlValue> written = map.get(key);

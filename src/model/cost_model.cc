@@ -86,6 +86,13 @@ double lone_chunk_prefill_seconds_per_token(const CostModel& cost, const ModelSp
   return to_seconds(cost.iteration_time(chunk)) / spec.prefill_chunk_tokens;
 }
 
+Duration lone_decode_step(const CostModel& cost) {
+  BatchShape step;
+  step.decode_seqs = 1;
+  step.decode_context_tokens = 1;
+  return cost.iteration_time(step);
+}
+
 Duration kv_swap_time(const ModelSpec& spec, const HardwareSpec& hardware, int64_t tokens) {
   if (!(hardware.pcie_bytes_per_s > 0.0)) {
     field_checks::reject("hardware.pcie_bytes_per_s", "a finite number > 0",

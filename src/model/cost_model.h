@@ -82,6 +82,10 @@ Duration prefill_time(const CostModel& cost, const ModelSpec& spec, int32_t new_
 // the figure queue-wait estimates multiply queued prompt tokens by. One iteration_time call.
 double lone_chunk_prefill_seconds_per_token(const CostModel& cost, const ModelSpec& spec);
 
+// The shortest iteration the model runs: one decode step of one sequence over one context token
+// (reading every weight once). One iteration_time call.
+Duration lone_decode_step(const CostModel& cost);
+
 // Time to copy `tokens` tokens of KV between one GPU and host memory in one direction over PCIe.
 // For a TP model each GPU moves its own shard in parallel, so this is per-GPU bytes / bandwidth.
 // Zero when tokens <= 0. Throws std::invalid_argument if hardware.pcie_bytes_per_s <= 0.

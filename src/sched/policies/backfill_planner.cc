@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/cost_model.h"
+
 namespace gangway {
 
 void BackfillPlanner::invalidate(GpuId gpu) {
@@ -14,10 +16,7 @@ Duration BackfillPlanner::step_time(const SchedulerView& state, const GpuRuntime
   // Nothing has run here yet: a lone decode step of the first small model placed here.
   if (gpu.replicas.empty()) return Duration(0);
   const Replica& replica = state.replicas()[gpu.replicas.front()];
-  BatchShape shape;
-  shape.decode_seqs = 1;
-  shape.decode_context_tokens = 1;
-  return state.small_models()[replica.model.value()].cost->iteration_time(shape);
+  return lone_decode_step(*state.small_models()[replica.model.value()].cost);
 }
 
 double BackfillPlanner::remaining_iterations(const SchedulerView& state, const Sequence& seq,

@@ -98,10 +98,7 @@ double guaranteed_large_share(const ShareLimits& limits, bool demand_split,
 }
 
 double lone_pace_need(const CostModel& cost, Duration tpot) {
-  BatchShape lone;
-  lone.decode_seqs = 1;
-  lone.decode_context_tokens = 1;
-  return to_seconds(cost.iteration_time(lone)) / to_seconds(tpot);
+  return to_seconds(lone_decode_step(cost)) / to_seconds(tpot);
 }
 
 }  // namespace gangway

@@ -25,9 +25,9 @@ double guaranteed_large_share(const ShareLimits& limits, bool demand_split,
                               double large_weight_factor);
 
 // The share of the node's time the gang needs to pace one lone large sequence at `tpot`: its
-// shortest iteration (one decode step of one sequence, `cost` being the large model's) once per
-// target. Where the guaranteed share is below it, the reservation takes no large arrival with
-// that target while the small models' demand fills the node.
+// shortest iteration (lone_decode_step, `cost` being the large model's) once per target. Where the
+// guaranteed share is below it, the reservation takes no large arrival with that target while the
+// small models' demand fills the node.
 double lone_pace_need(const CostModel& cost, Duration tpot);
 
 class DecodePaceReservation {
