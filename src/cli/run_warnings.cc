@@ -9,6 +9,7 @@
 #include "model/cost_model.h"
 #include "sched/policies/decode_pace_reservation.h"
 #include "sched/policies/tier_demand.h"
+#include "sched/policy_registry.h"
 
 namespace gangway {
 
@@ -28,10 +29,8 @@ void warn_about_models_without_traffic(const Scenario& scenario, const RunMetric
 
 void warn_if_pace_reserve_cannot_pace_one(const NodeSpec& node, const PolicySpec& policy,
                                           std::ostream& err) {
-  // Only gangway's lease mode reads pace_reserve (the gangway-lease alias fixes that mode).
-  const bool lease_gangway = policy.name == "gangway-lease" ||
-                             (policy.name == "gangway" && policy.mode == ExecutionMode::kLease);
-  if (!policy.pace_reserve || !lease_gangway) return;
+  // Only gangway's lease mode reads pace_reserve.
+  if (!policy.pace_reserve || gangway_mode(policy) != ExecutionMode::kLease) return;
   const ModelSpec* large = node.large_model();
   if (large == nullptr) return;
   const SloClass* tightest = nullptr;

@@ -9,9 +9,11 @@
 
 #include <string>
 
+#include "config/request_level_setup.h"
 #include "config/scenario.h"
 #include "config/scenario_errors_testing.h"
 #include "core/input_error.h"
+#include "sched/policy_registry.h"
 
 namespace gangway {
 namespace {
@@ -108,6 +110,25 @@ TEST(GangPolicyConfigTest, PaceReserveIsAStrictBooleanOfLeaseMode) {
                "true or false");
   expect_error(with_policy("{name: gangway, mode: exclusive, pace_reserve: true}"),
                "4: policy.pace_reserve", "lease mode");
+}
+
+// The aliases fix gangway's mode whatever `mode` says (a scenario written for one mode may be run
+// under the other's alias): every "which mode" question gets the mode the policy runs.
+TEST(GangPolicyConfigTest, GangwayModeOfEachPolicy) {
+  PolicySpec spec = default_policy_spec();
+  spec.name = "gangway";
+  spec.mode = ExecutionMode::kExclusive;
+  EXPECT_EQ(gangway_mode(spec), ExecutionMode::kExclusive);
+  spec.name = "gangway-lease";
+  EXPECT_EQ(gangway_mode(spec), ExecutionMode::kLease);
+  EXPECT_FALSE(runs_exclusive(spec));
+  spec.name = "gangway-exclusive";
+  spec.mode = ExecutionMode::kLease;
+  EXPECT_EQ(gangway_mode(spec), ExecutionMode::kExclusive);
+  EXPECT_TRUE(runs_exclusive(spec));
+  spec.name = "fcfs";
+  EXPECT_EQ(gangway_mode(spec), std::nullopt);
+  EXPECT_FALSE(runs_exclusive(spec));
 }
 
 TEST(GangPolicyConfigTest, OracleOutputLengthsIsAStrictBoolean) {

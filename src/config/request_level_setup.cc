@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
+
+#include "sched/policy_registry.h"
 
 namespace gangway {
 
@@ -25,7 +28,8 @@ std::vector<EngineDescriptor> engine_descriptors(const NodeSpec& node,
 }
 
 bool runs_exclusive(const PolicySpec& policy) {
-  return policy.mode == ExecutionMode::kExclusive || policy.name == "gangway-exclusive";
+  const std::optional<ExecutionMode> mode = gangway_mode(policy);
+  return mode.value_or(policy.mode) == ExecutionMode::kExclusive;
 }
 
 RequestLevelOptions request_level_options(const EnginesConfig& engines,

@@ -16,7 +16,8 @@ namespace gangway {
 std::vector<EngineDescriptor> engine_descriptors(const NodeSpec& node,
                                                  const EnginesConfig& engines);
 
-// Whether `policy` asks for exclusive mode: `mode: exclusive`, or the `gangway-exclusive` policy.
+// Whether `policy` asks for exclusive mode: gangway's mode (gangway_mode(): `mode`, or the one
+// its alias fixes), else `mode: exclusive`.
 bool runs_exclusive(const PolicySpec& policy);
 
 // Lease mode when every engine can pause and the policy does not run exclusive; the holds and the

@@ -12,16 +12,12 @@ namespace {
 
 using Factory = std::unique_ptr<GangPolicy> (*)(const PolicySpec&);
 
-// Aliases that fix gangway's mode, so both modes can run side by side in one comparison.
-std::unique_ptr<GangPolicy> make_gangway_lease_policy(const PolicySpec& spec) {
-  PolicySpec lease = spec;
-  lease.mode = ExecutionMode::kLease;
-  return make_gangway_policy(lease);
-}
-std::unique_ptr<GangPolicy> make_gangway_exclusive_policy(const PolicySpec& spec) {
-  PolicySpec exclusive = spec;
-  exclusive.mode = ExecutionMode::kExclusive;
-  return make_gangway_policy(exclusive);
+// The aliases that fix gangway's mode (gangway_mode()), so both modes can run side by side in
+// one comparison.
+std::unique_ptr<GangPolicy> make_gangway_alias_policy(const PolicySpec& spec) {
+  PolicySpec fixed = spec;
+  fixed.mode = *gangway_mode(spec);
+  return make_gangway_policy(fixed);
 }
 
 const std::vector<std::pair<std::string, Factory>>& registry() {
@@ -32,8 +28,8 @@ const std::vector<std::pair<std::string, Factory>>& registry() {
       {"time-slice", &make_time_slice_policy},
       {"easy-backfill", &make_easy_backfill_policy},
       {"gangway", &make_gangway_policy},
-      {"gangway-lease", &make_gangway_lease_policy},
-      {"gangway-exclusive", &make_gangway_exclusive_policy},
+      {"gangway-lease", &make_gangway_alias_policy},
+      {"gangway-exclusive", &make_gangway_alias_policy},
   };
   return entries;
 }
@@ -53,6 +49,13 @@ const std::vector<std::string>& policy_names() {
     return out;
   }();
   return names;
+}
+
+std::optional<ExecutionMode> gangway_mode(const PolicySpec& spec) {
+  if (spec.name == "gangway") return spec.mode;
+  if (spec.name == "gangway-lease") return ExecutionMode::kLease;
+  if (spec.name == "gangway-exclusive") return ExecutionMode::kExclusive;
+  return std::nullopt;
 }
 
 void validate_policy_spec(const PolicySpec& spec) {

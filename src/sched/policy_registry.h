@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,5 +18,10 @@ const std::vector<std::string>& policy_names();
 std::unique_ptr<GangPolicy> make_policy(const PolicySpec& spec);
 // Throws InputError if the spec's parameters are out of range for its policy.
 void validate_policy_spec(const PolicySpec& spec);
+// The mode gangway runs in under this spec: `mode` for `gangway`, the fixed one for the
+// `gangway-lease` and `gangway-exclusive` aliases; none for the other policies (they read no
+// mode). Every check of "is this gangway in lease mode" goes through here, so that an alias is
+// never told apart from its spelled-out form.
+std::optional<ExecutionMode> gangway_mode(const PolicySpec& spec);
 
 }  // namespace gangway
