@@ -7,6 +7,8 @@
 #                                    [--perf] [--out DIR] [--scenario FILE]
 #
 # Uses build/release/src/cli/gangway (make release) unless GANGWAY points at another binary.
+# PERF_CALLGRAPH replaces --perf's `-g` (frame pointers, which a Release build omits), e.g.
+# PERF_CALLGRAPH="--call-graph dwarf,16384" for callers through libc and the inlined code.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -52,7 +54,7 @@ sampler=$!
 cpu_ticks() { awk '{print $14 + $15}' /proc/$server/stat; }
 ticks_before=$(cpu_ticks)
 if [[ $profile == 1 ]]; then
-  perf record -F 499 -g -p $server -o "$out/perf.data" -- sleep "$duration" >/dev/null 2>&1 &
+  perf record -F 499 ${PERF_CALLGRAPH:--g} -p $server -o "$out/perf.data" -- sleep "$duration" >/dev/null 2>&1 &
   perf_pid=$!
 fi
 "$gangway" load --url "http://127.0.0.1:$port" "$scenario" --rate-scale "$rate_scale" \

@@ -242,23 +242,34 @@ bool BatchBuilder::build(Target& target, Time now) {
     lone_decode.decode_seqs = 1;
     too_short = target.cost->iteration_time(lone_decode) > *target.max_duration;
   }
-  int64_t decode_context_tokens = 0;
+  // Whether a resident sequence decodes this iteration: past its prefill, its KV in place, and
+  // a block for its next token (taken here if its blocks are full).
+  auto takes_decode = [&](Sequence& seq) {
+    if (!seq.prefill_done() || seq.kv_ready > now) return false;
+    if (blocks_full(seq, block_tokens)) {
+      if (!target.kv->allocate(1, seq.blocks)) return false;
+      ++seq.kv_blocks;
+    }
+    return true;
+  };
   size_t decodes = 0;
+  if (too_short) {
+    for (SequenceHandle h : running) {
+      if (decodes >= decode_limit) break;
+      if (takes_decode(state_.sequences[h])) ++decodes;
+    }
+    return false;
+  }
+  int64_t decode_context_tokens = 0;
   for (SequenceHandle h : running) {
     if (decodes >= decode_limit) break;
     Sequence& seq = state_.sequences[h];
-    if (!seq.prefill_done() || seq.kv_ready > now) continue;
-    if (blocks_full(seq, block_tokens)) {
-      if (!target.kv->allocate(1, seq.blocks)) continue;
-      ++seq.kv_blocks;
-    }
+    if (!takes_decode(seq)) continue;
     ++decodes;
-    if (too_short) continue;
     batch.push_back(BatchEntry{seq.spec.id, h, 0, seq.kv_tokens, true, seq.generated_tokens + 1});
     decode_context_tokens += seq.kv_tokens;
     seq.in_flight = true;
   }
-  if (too_short) return false;
   budget -= static_cast<int32_t>(decodes);
   target.shape.decode_seqs = static_cast<int32_t>(decodes);
   target.shape.decode_context_tokens = decode_context_tokens;

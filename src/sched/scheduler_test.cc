@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "core/time_for_tests.h"
 #include "sched/policy_registry.h"
@@ -150,6 +151,35 @@ TEST(Scheduler, EngineReportedEndFinishesBeforeMaxTokens) {
   ASSERT_EQ(effects.finished.size(), 1u);
   EXPECT_EQ(effects.finished[0].output_tokens, 1);
   EXPECT_TRUE(effects.launches.empty());
+}
+
+// Engines name an iteration's ended sequences in batch order, and the completion matches them in
+// one pass; ends named in another order, or mixed with ids not in the batch, end the same
+// sequences, in batch order.
+TEST(Scheduler, EngineReportedEndsInAnyOrderFinishTheNamedSequences) {
+  for (const bool reversed : {false, true}) {
+    auto scheduler = make_scheduler(constant_node(1, false), "fcfs");
+    Effects& effects = scheduler->effects();
+    for (uint64_t id = 1; id <= 4; ++id) {
+      scheduler->submit(request(id, ModelId(0), 10, 100, at_ms(0)), at_ms(0));
+    }
+    // The first iteration holds the first arrival's prefill; the next one all four.
+    effects.clear();
+    scheduler->on_iteration_done(EngineRef::small(GpuId(0)), {}, at_ms(10));
+    ASSERT_EQ(effects.launches.size(), 1u);
+    ASSERT_EQ(effects.launches[0].entries.size(), 4u);
+    effects.clear();
+    std::vector<RequestId> ended = {RequestId(2), RequestId(4)};
+    if (reversed) ended = {RequestId(4), RequestId(99), RequestId(2)};
+    scheduler->on_iteration_done(EngineRef::small(GpuId(0)), ended, at_ms(20));
+    ASSERT_EQ(effects.finished.size(), 2u) << "reversed: " << reversed;
+    EXPECT_EQ(effects.finished[0].id, RequestId(2));
+    EXPECT_EQ(effects.finished[1].id, RequestId(4));
+    EXPECT_EQ(effects.finished[0].output_tokens, 1);
+    // The other two decode on.
+    ASSERT_EQ(effects.launches.size(), 1u);
+    EXPECT_EQ(effects.launches[0].entries.size(), 2u);
+  }
 }
 
 TEST(Scheduler, RejectsRequestsThatCanNeverRun) {
