@@ -320,10 +320,10 @@ void Scheduler::on_iteration_done(EngineRef engine, std::span<const RequestId> e
 void Scheduler::complete_batch(std::vector<BatchEntry>& batch, std::span<const RequestId> ended,
                                Time now) {
   scratch_finished_.clear();
-  // Drivers name the ended sequences in batch order (the simulator does, and an engine reports
-  // its iteration's ends in the order of its batch), so each entry is matched against the next
-  // unmatched ended id: one comparison per entry rather than a scan of `ended`. An `ended` that
-  // does not follow the batch (another order, an id not in it) is matched again by search below.
+  // The simulator names an iteration's ended sequences in batch order, so each entry is matched
+  // against the next unmatched ended id: one comparison per entry rather than a scan of `ended`.
+  // An `ended` that does not follow the batch (another order, an id not in it: a real engine's
+  // report may) is matched again by search below.
   size_t next_ended = 0;
   for (const BatchEntry& entry : batch) {
     Sequence& seq = state_.sequences[entry.handle];
