@@ -94,6 +94,20 @@ TEST(RequestLevelSimulationTest, ExclusiveModeNeverPauses) {
   EXPECT_EQ(run.resumes, 0);
 }
 
+// The mode aliases run their own mode over a scenario written for the other (`--policy
+// gangway-lease` on a scenario with `mode: exclusive`, and the reverse): pausable engines pause
+// in lease mode only.
+TEST(RequestLevelSimulationTest, ModeAliasesRunTheirModeWhateverTheScenarioSays) {
+  Scenario lease = engine_scenario("vllm");
+  lease.policy.mode = ExecutionMode::kExclusive;
+  lease.policy.name = "gangway-lease";
+  EXPECT_GT(simulate(lease).pauses, 0);
+  Scenario exclusive = engine_scenario("vllm");
+  exclusive.policy.mode = ExecutionMode::kLease;
+  exclusive.policy.name = "gangway-exclusive";
+  EXPECT_EQ(simulate(exclusive).pauses, 0);
+}
+
 TEST(RequestLevelSimulationTest, SlowerPauseAndResumeCallsCostLatency) {
   const EngineRun fast = simulate(engine_scenario("vllm"));
   const EngineRun slow = simulate(
