@@ -325,6 +325,12 @@ void Scheduler::complete_batch(std::vector<BatchEntry>& batch, std::span<const R
   // An `ended` that does not follow the batch (another order, an id not in it: a real engine's
   // report may) is matched again by search below.
   size_t next_ended = 0;
+  // Whether the entry's sequence leaves now (its iteration done): cancelled, or its token was
+  // the last (max_tokens, or the engine ended it).
+  auto leaves = [](const BatchEntry& entry, const Sequence& seq, bool engine_ended) {
+    return (entry.emits_token && (seq.generated_tokens >= seq.spec.max_tokens || engine_ended)) ||
+           seq.cancel_pending;
+  };
   for (const BatchEntry& entry : batch) {
     Sequence& seq = state_.sequences[entry.handle];
     seq.in_flight = false;
@@ -336,25 +342,22 @@ void Scheduler::complete_batch(std::vector<BatchEntry>& batch, std::span<const R
       resident_prefill -= entry.prefill_tokens;
       kv_.publish_computed_blocks(seq);
     }
-    const bool named_ended = next_ended < ended.size() && ended[next_ended] == entry.id;
-    if (named_ended) ++next_ended;
-    bool done = false;
     if (entry.emits_token) {
       ++seq.generated_tokens;
       if (!seq.first_token) seq.first_token = now;
-      done = seq.generated_tokens >= seq.spec.max_tokens || named_ended;
     }
-    if (seq.cancel_pending || done) scratch_finished_.push_back(entry.handle);
+    const bool named_ended = next_ended < ended.size() && ended[next_ended] == entry.id;
+    if (named_ended) ++next_ended;
+    if (leaves(entry, seq, named_ended)) scratch_finished_.push_back(entry.handle);
   }
   if (next_ended < ended.size()) {
-    // Not in batch order: the finished sequences again, with each entry looked up in `ended`.
+    // Not in batch order: the leaving sequences again, with each entry looked up in `ended`.
     scratch_finished_.clear();
     for (const BatchEntry& entry : batch) {
-      const Sequence& seq = state_.sequences[entry.handle];
-      const bool done =
-          entry.emits_token && (seq.generated_tokens >= seq.spec.max_tokens ||
-                                std::find(ended.begin(), ended.end(), entry.id) != ended.end());
-      if (seq.cancel_pending || done) scratch_finished_.push_back(entry.handle);
+      const bool named_ended = std::find(ended.begin(), ended.end(), entry.id) != ended.end();
+      if (leaves(entry, state_.sequences[entry.handle], named_ended)) {
+        scratch_finished_.push_back(entry.handle);
+      }
     }
   }
   batch.clear();
