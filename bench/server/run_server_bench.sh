@@ -4,7 +4,8 @@
 # with perf, and prints a summary. Not a test: bench/README.md ("gangway serve") has the figures.
 #
 #   bench/server/run_server_bench.sh [--rate-scale X] [--duration S] [--stream-interval N]
-#                                    [--perf] [--out DIR] [--scenario FILE]
+#                                    [--scheduler-thread own|shared] [--perf] [--out DIR]
+#                                    [--scenario FILE]
 #
 # Uses build/release/src/cli/gangway (make release) unless GANGWAY points at another binary.
 # PERF_CALLGRAPH replaces --perf's `-g` (frame pointers, which a Release build omits), e.g.
@@ -27,6 +28,7 @@ while [[ $# -gt 0 ]]; do
     --out) out=$2; mkdir -p "$out"; shift 2 ;;
     --scenario) scenario=$2; shift 2 ;;
     --stream-interval) serve_flags+=(--stream-interval "$2"); shift 2 ;;
+    --scheduler-thread) serve_flags+=(--scheduler-thread "$2"); shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done

@@ -57,6 +57,14 @@ void apply_serve_overrides(const ServeOptions& options, Scenario& scenario) {
     }
     server.network_threads = *options.network_threads;
   }
+  if (options.scheduler_thread) {
+    const auto where = scheduler_thread_from_name(*options.scheduler_thread);
+    if (!where) {
+      throw InputError::at("", std::nullopt, "--scheduler-thread",
+                           "expected own or shared, got '" + *options.scheduler_thread + "'");
+    }
+    server.scheduler_thread = *where;
+  }
   if (options.drain_grace_s) {
     if (!(*options.drain_grace_s >= 0)) {
       throw InputError::at("", std::nullopt, "--drain-grace", "expected seconds >= 0");
@@ -108,7 +116,10 @@ CLI::App* add_serve_command(CLI::App& app, ServeOptions& options) {
   command->add_option("--agent-port", options.agent_port,
                       "Answer HAProxy's agent check on this port (docs/cluster.md)");
   command->add_option("--network-threads", options.network_threads,
-                      "Threads for HTTP connections (default 1); the scheduler has its own");
+                      "Threads for HTTP connections (default 1)");
+  command->add_option("--scheduler-thread", options.scheduler_thread,
+                      "own: the scheduler core runs on a thread of its own (default); shared: on "
+                      "network thread 0, for less CPU per request");
   command->add_option(
       "--policy", options.policy,
       "Gang policy (default: the scenario's, else gangway in lease mode): " + [] {

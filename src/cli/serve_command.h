@@ -23,6 +23,7 @@ struct ServeOptions {
   std::optional<int> port;
   std::optional<int> agent_port;
   std::optional<int> network_threads;
+  std::optional<std::string> scheduler_thread;
   std::optional<std::string> policy;
   std::optional<double> drain_grace_s;
   std::optional<double> read_timeout_s;

@@ -54,6 +54,16 @@ EmulatedOutputSpec read_emulated_output(const YamlValue& value, const std::strin
 
 }  // namespace
 
+std::string_view to_string(SchedulerThread where) {
+  return where == SchedulerThread::kShared ? "shared" : "own";
+}
+
+std::optional<SchedulerThread> scheduler_thread_from_name(std::string_view name) {
+  if (name == "own") return SchedulerThread::kOwn;
+  if (name == "shared") return SchedulerThread::kShared;
+  return std::nullopt;
+}
+
 bool is_log_level(const std::string& name) {
   return name == "debug" || name == "info" || name == "warn" || name == "error";
 }
@@ -65,6 +75,7 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
                                  "port",
                                  "agent_port",
                                  "network_threads",
+                                 "scheduler_thread",
                                  "max_connections",
                                  "max_connections_per_client",
                                  "probe_reserve_connections",
@@ -100,6 +111,9 @@ ServerConfig read_server_section(const YamlValue& value, const NodeSpec& node,
   }
   if (const auto v = map.get("network_threads")) {
     config.network_threads = static_cast<int32_t>(v->integer_in(1, 64));
+  }
+  if (const auto v = map.get("scheduler_thread")) {
+    config.scheduler_thread = *scheduler_thread_from_name(v->choice({"own", "shared"}));
   }
   if (const auto v = map.get("max_connections")) {
     config.max_connections = static_cast<int32_t>(v->integer_in(1, 1000000));

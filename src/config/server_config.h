@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "config/engine_config.h"
 #include "config/yaml_reader.h"
@@ -29,14 +30,23 @@ struct EmulatedOutputSpec {
   LengthSpec length;
 };
 
+enum class SchedulerThread : uint8_t { kOwn, kShared };
+std::string_view to_string(SchedulerThread where);
+std::optional<SchedulerThread> scheduler_thread_from_name(std::string_view name);
+
 struct ServerConfig {
   std::string host = "127.0.0.1";
   uint16_t port = 8000;
   // The agent-check port (HAProxy's agent protocol, server/agent_check.h) on the same address;
   // none: no agent endpoint.
   std::optional<uint16_t> agent_port;
-  // Threads that run HTTP connections; the scheduler core always has one thread of its own.
+  // Threads that run HTTP connections.
   int32_t network_threads = 1;
+  // Where the scheduler core runs (docs/server.md, "Or one thread for both"): on a thread of its
+  // own, which connection work never delays, or on network thread 0's event loop, which saves the
+  // two threads' hand-offs (a wake-up for each submitted request and each delivery of tokens) and
+  // so CPU per request, while connection work on that thread delays the loop's timers.
+  SchedulerThread scheduler_thread = SchedulerThread::kOwn;
   // Open connections at most. Beyond this (or beyond max_connections_per_client), a connection
   // goes to the probe reserve, which answers only GET /health, /ready and /metrics.
   int32_t max_connections = 10000;

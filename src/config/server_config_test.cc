@@ -28,6 +28,7 @@ TEST(ServerConfigTest, DefaultsWithoutTheSection) {
   EXPECT_EQ(config.port, 8000);
   EXPECT_FALSE(config.agent_port.has_value());
   EXPECT_EQ(config.network_threads, 1);
+  EXPECT_EQ(config.scheduler_thread, SchedulerThread::kOwn);
   EXPECT_EQ(config.read_timeout, std::chrono::seconds(15));
   EXPECT_EQ(config.scheduler_stall_limit, std::chrono::seconds(10));
   EXPECT_EQ(config.emulated_output.kind, EmulatedOutputSpec::Kind::kWorkload);
@@ -40,6 +41,7 @@ server:
   port: 9000
   agent_port: 9100
   network_threads: 2
+  scheduler_thread: shared
   max_connections: 50
   max_header_kib: 4
   max_body_kib: 128
@@ -59,6 +61,7 @@ server:
   EXPECT_EQ(config.port, 9000);
   EXPECT_EQ(config.agent_port, 9100);
   EXPECT_EQ(config.network_threads, 2);
+  EXPECT_EQ(config.scheduler_thread, SchedulerThread::kShared);
   EXPECT_EQ(config.max_connections, 50);
   EXPECT_EQ(config.max_header_bytes, 4 * 1024);
   EXPECT_EQ(config.max_body_bytes, 128 * 1024);
@@ -121,6 +124,8 @@ TEST(ServerConfigTest, StrictErrorsNameTheKey) {
   EXPECT_THAT(error_of("server: {emulated_output_tokens: sometimes}\n"),
               HasSubstr("server.emulated_output_tokens"));
   EXPECT_THAT(error_of("server: {log_level: loud}\n"), HasSubstr("server.log_level"));
+  EXPECT_THAT(error_of("server: {scheduler_thread: both}\n"),
+              HasSubstr("server.scheduler_thread: expected one of own, shared, got 'both'"));
   EXPECT_THAT(error_of("server: {max_json_depth: 1}\n"), HasSubstr("server.max_json_depth"));
   EXPECT_THAT(error_of("server: {header_timeout_s: -1}\n"), HasSubstr("server.header_timeout_s"));
   EXPECT_THAT(error_of("server: {max_connections_per_client: 0}\n"),

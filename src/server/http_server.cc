@@ -154,6 +154,7 @@ int HttpServer::run() {
   log_.info("listening", {{"host", config_.host},
                           {"port", port_},
                           {"network_threads", threads_.size()},
+                          {"scheduler_thread", to_string(config_.scheduler_thread)},
                           {"models", scenario_.node.models.size()},
                           {"gpus", scenario_.node.gpu_count},
                           {"policy", scenario_.policy.name}});

@@ -2,7 +2,8 @@
 // connections, in front of the scheduler loop (scheduler_loop.h).
 //
 // Threads: `network_threads` threads each run an io_context with the connections assigned to
-// them (round robin at accept), and the scheduler loop has one more. All socket work is
+// them (round robin at accept), and the scheduler loop has one more (or, with
+// server.scheduler_thread `shared`, runs on network thread 0's io_context). All socket work is
 // asynchronous (Boost.Beast over Asio, epoll underneath), so one network thread holds thousands
 // of connections; a thread per connection would not hold 1,600 streaming requests a second on
 // two cores. The thread that calls run() runs network thread 0 (which also accepts and, when

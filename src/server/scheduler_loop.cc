@@ -34,6 +34,8 @@ SchedulerLoop::SchedulerLoop(const Scenario& scenario, const ServerConfig& confi
       deliver_(std::move(deliver)),
       http_(http),
       log_(log),
+      shared_(config.scheduler_thread == SchedulerThread::kShared),
+      io_(shared_ ? *network_[0] : own_io_),
       scheduler_(std::make_unique<Scheduler>(scenario.node, scenario.scheduler,
                                              make_policy(scenario.policy), nullptr)),
       output_length_(scenario, config.emulated_output),
@@ -88,40 +90,61 @@ SchedulerLoop::~SchedulerLoop() {
 }
 
 void SchedulerLoop::start() {
-  thread_ = std::thread([this] {
+  const auto begin = [this] {
     // Emulated iterations end on timers: ask the kernel not to defer their wake-ups by its
     // default 50 us of timer slack.
     prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-    pthread_setname_np(pthread_self(), "gw-scheduler");
-    auto guard = boost::asio::make_work_guard(io_);
     schedule_faults();
     if (engine_core_) start_engines();
+  };
+  if (shared_) {
+    // Network thread 0 runs the loop: it begins when that thread's io_context runs.
+    started_ = true;
+    boost::asio::post(io_, begin);
+    return;
+  }
+  thread_ = std::thread([this, begin] {
+    pthread_setname_np(pthread_self(), "gw-scheduler");
+    auto guard = boost::asio::make_work_guard(io_);
+    begin();
     io_.run();
   });
 }
 
 void SchedulerLoop::stop() {
+  if (shared_) {
+    // Called on network thread 0 once its io_context has returned (HttpServer::run), or after
+    // that thread has ended: nothing else runs the loop now.
+    if (!started_) return;
+    started_ = false;
+    stop_on_loop_thread();
+    return;
+  }
   if (!thread_.joinable()) return;
   boost::asio::post(io_, [this] {
-    if (!stopped_ && live_in_core() > 0) {
-      const Time now = clock_.now();
-      if (engine_core_) {
-        engine_core_->stop(now, Reason::kDriverStopped);
-        apply_engine_effects(now);
-      } else {
-        scheduler_->stop(now, Reason::kDriverStopped);
-        engines_->abandon_all();
-        apply_effects(now);
-      }
-    }
-    stopped_ = true;
-    wakeup_.cancel();
-    drain_timer_.cancel();
-    health_timer_.cancel();
-    for (auto& timer : fault_timers_) timer->cancel();
+    stop_on_loop_thread();
     io_.stop();
   });
   thread_.join();
+}
+
+void SchedulerLoop::stop_on_loop_thread() {
+  if (!stopped_ && live_in_core() > 0) {
+    const Time now = clock_.now();
+    if (engine_core_) {
+      engine_core_->stop(now, Reason::kDriverStopped);
+      apply_engine_effects(now);
+    } else {
+      scheduler_->stop(now, Reason::kDriverStopped);
+      engines_->abandon_all();
+      apply_effects(now);
+    }
+  }
+  stopped_ = true;
+  wakeup_.cancel();
+  drain_timer_.cancel();
+  health_timer_.cancel();
+  for (auto& timer : fault_timers_) timer->cancel();
 }
 
 void SchedulerLoop::submit(Submission submission) {

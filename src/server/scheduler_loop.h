@@ -1,10 +1,12 @@
 // The real-time driver of the scheduler core: the server's counterpart of the simulator.
 //
 // One thread owns the Scheduler, the emulated GPUs (EngineBackend), the wake-up timer and the
-// request table, and runs them on its own io_context; nothing else touches them, so the core
-// needs no lock. Network threads reach it only by posting work (submit, cancel, queries), and it
-// answers only by posting batches of StreamEvents to each network thread's io_context: network
-// I/O never runs on, or waits for, this thread, and this thread never waits for the network.
+// request table, and runs them on its own io_context (or, with server.scheduler_thread `shared`,
+// on network thread 0's, which saves the hand-offs between two threads); nothing else touches
+// them, so the core needs no lock. Network threads reach it only by posting work (submit,
+// cancel, queries), and it answers only by posting batches of StreamEvents to each network
+// thread's io_context: network I/O never runs on, or waits for, the loop's handlers, and they
+// never wait for the network.
 //
 // What it does is what Simulator does in virtual time, against the steady clock instead:
 // every event is stamped with WallClock::now(); each launch the core asks for starts an emulated
@@ -140,6 +142,8 @@ class SchedulerLoop {
   // none wanted); when it fires, `on_timer` runs on the loop's thread at the time it fired.
   void arm_wakeup_at(Time wanted, std::function<void(Time)> on_timer);
   void check_drained(Time now);
+  // Stops what is live in the core and cancels the loop's timers (stop()).
+  void stop_on_loop_thread();
   // The scenario's faults on the emulated GPUs, timed from the server's start: overruns and
   // stalls stretch the iterations they touch (EmulatedGpus' end adjuster), a gpu_loss loses the
   // GPU's iteration in flight (and the gang's) and tells the core, which fails what ran there.
@@ -185,8 +189,13 @@ class SchedulerLoop {
   const HttpCounters& http_;
   const Logger* log_;
 
-  boost::asio::io_context io_;
+  // The loop runs on its own thread and io_context (own_io_), or, with server.scheduler_thread
+  // `shared`, on network thread 0's (then thread_ is unused and started_ says start() ran).
+  boost::asio::io_context own_io_;
+  bool shared_ = false;
+  boost::asio::io_context& io_;
   std::thread thread_;
+  bool started_ = false;
   std::unique_ptr<Scheduler> scheduler_;
   std::unique_ptr<EmulatedGpus> engines_;
   EmulatedOutputLength output_length_;

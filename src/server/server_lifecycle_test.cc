@@ -1,11 +1,13 @@
 // What happens around a request rather than in it: a client that goes away mid-stream cancels
 // its request at once (and its KV is freed), a reader too slow for too long is cut off, and
 // SIGTERM's drain stops admitting, finishes what is in flight (or stops it when the grace period
-// is over) and ends run() with status 0.
+// is over) and ends run() with status 0. With server.scheduler_thread `shared` the same holds,
+// and the scheduler core runs on network thread 0 (no thread of its own).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -30,6 +32,23 @@ std::string streaming_request(int max_tokens) {
   return "POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
          "Content-Length: " +
          std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+std::string with_scheduler_thread(const std::string& where) {
+  std::string yaml = testing::kTestScenario;
+  yaml.replace(yaml.find("server:\n"), 8, "server:\n  scheduler_thread: " + where + "\n");
+  return yaml;
+}
+
+// Threads of this process with the given name (/proc/self/task/*/comm).
+int threads_named(const std::string& name) {
+  int count = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string line;
+    if (std::getline(comm, line) && line == name) ++count;
+  }
+  return count;
 }
 
 int64_t live_requests(uint16_t port) {
@@ -125,6 +144,48 @@ TEST(ServerLifecycleTest, DrainGraceOverStopsWhatIsLeftAndStillExitsZero) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
   EXPECT_THAT(streamed, HasSubstr(R"("code":"driver_stopped")"));
   EXPECT_THAT(streamed, HasSubstr("data: [DONE]"));
+}
+
+TEST(ServerLifecycleTest, SchedulerRunsOnItsOwnThreadOrSharesNetworkThreadZero) {
+  {
+    RunningServer server(with_scheduler_thread("own"));
+    ASSERT_EQ(http_call(server.port(), "GET", "/health").status, 200);
+    EXPECT_EQ(threads_named("gw-scheduler"), 1);
+  }
+  RunningServer server(with_scheduler_thread("shared"));
+  ASSERT_EQ(http_call(server.port(), "GET", "/health").status, 200);
+  EXPECT_EQ(threads_named("gw-scheduler"), 0);
+  // A streamed answer, whole and in order, with its metrics.
+  const std::string streamed = testing::raw_exchange(server.port(), streaming_request(20), 10);
+  EXPECT_THAT(streamed, ::testing::StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(streamed, HasSubstr("\"finish_reason\":\"length\""));
+  EXPECT_THAT(streamed, HasSubstr("data: [DONE]"));
+  const std::string metrics = http_call(server.port(), "GET", "/metrics").body;
+  EXPECT_EQ(metric_value(metrics, "vllm:generation_tokens_total{model_name=\"small\"}"), 20);
+  // A request in flight when the server stops ends driver_stopped, and run() returns 0.
+  std::string stopped;
+  std::thread in_flight([&] {
+    stopped = testing::raw_exchange(server.port(), streaming_request(3000), 10);  // ~6 s
+  });
+  ASSERT_TRUE(eventually([&] { return live_requests(server.port()) == 1; }, 2.0));
+  EXPECT_EQ(server.stop(), 0);
+  in_flight.join();
+  EXPECT_THAT(stopped, HasSubstr(R"("code":"driver_stopped")"));
+}
+
+TEST(ServerLifecycleTest, DrainOnASharedSchedulerThreadFinishesWhatIsInFlight) {
+  RunningServer server(with_scheduler_thread("shared"));
+  std::string streamed;
+  std::thread in_flight([&] {
+    streamed = testing::raw_exchange(server.port(), streaming_request(300), 10);  // ~0.6 s
+  });
+  ASSERT_TRUE(eventually([&] { return live_requests(server.port()) == 1; }, 2.0));
+  server.server().begin_drain();
+  EXPECT_TRUE(eventually([&] { return http_call(server.port(), "GET", "/ready").status == 503; }));
+  in_flight.join();
+  EXPECT_THAT(streamed, HasSubstr("\"finish_reason\":\"length\""));
+  EXPECT_THAT(streamed, HasSubstr("data: [DONE]"));
+  EXPECT_EQ(server.wait(), 0);
 }
 
 }  // namespace
