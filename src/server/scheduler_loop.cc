@@ -347,6 +347,7 @@ void SchedulerLoop::send(StreamEvent event) {
 }
 
 void SchedulerLoop::flush() {
+  heartbeat_.publish(static_cast<int64_t>(live_in_core()), draining_);
   for (size_t thread = 0; thread < outbox_.size(); ++thread) {
     std::vector<StreamEvent>& out = outbox_[thread];
     if (out.empty()) continue;

@@ -135,6 +135,9 @@ class SchedulerLoop {
   };
 
   void send(StreamEvent event);
+  // Publishes the /health snapshot, then hands the outboxes' events to the network threads: a
+  // client that has seen a piece of work's events finds /health up to date, whether the work was
+  // posted or an emulated iteration's completion.
   void flush();
   void deliver_mailbox(size_t thread);
   void arm_wakeup(Time now);
@@ -226,8 +229,6 @@ void SchedulerLoop::post(Work&& work) {
   boost::asio::post(io_, [this, work = std::forward<Work>(work)]() mutable {
     const auto start = std::chrono::steady_clock::now();
     work(clock_.from_steady(start));
-    // Before the work's events go out: a client that has seen them finds /health up to date.
-    heartbeat_.publish(static_cast<int64_t>(live_in_core()), draining_);
     flush();
     ++counters_.events;
     counters_.busy_seconds +=

@@ -106,5 +106,17 @@ TEST(ServerProbeTest, HealthCountsTheLiveRequestsTheLoopPublished) {
   EXPECT_EQ(json::parse(http_call(server.port(), "GET", "/health").body)["live_requests"], 1);
 }
 
+TEST(ServerProbeTest, HealthStopsCountingARequestOnceItsAnswerIsComplete) {
+  RunningServer server;
+  // The request ends in an emulated iteration's completion, not in a posted piece of work: the
+  // loop publishes before that completion's events go out too, so once the client has the whole
+  // answer, /health no longer counts it.
+  const auto reply = testing::post_json(
+      server.port(), "/v1/completions",
+      R"({"model":"small","prompt":"a short story","max_tokens":3,"ignore_eos":true})");
+  ASSERT_EQ(reply.status, 200);
+  EXPECT_EQ(json::parse(http_call(server.port(), "GET", "/health").body)["live_requests"], 0);
+}
+
 }  // namespace
 }  // namespace gangway
