@@ -104,11 +104,12 @@ void SchedulerLoop::start() {
     return;
   }
   thread_ = std::thread([this, begin] {
-    pthread_setname_np(pthread_self(), "gw-scheduler");
     auto guard = boost::asio::make_work_guard(io_);
     begin();
     io_.run();
   });
+  // Named here, before start() returns, so that the name is there as soon as the server is.
+  pthread_setname_np(thread_.native_handle(), "gw-scheduler");
 }
 
 void SchedulerLoop::stop() {

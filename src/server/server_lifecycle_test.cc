@@ -106,8 +106,12 @@ TEST(ServerLifecycleTest, ReaderTooSlowIsCutOffWithALoggedReasonAndItsRequestCan
   EXPECT_THAT(log, ::testing::ContainsRegex("slow_reader_cut .*reason="));
 }
 
-TEST(ServerLifecycleTest, DrainFinishesRequestsInFlightRefusesNewOnesAndExitsZero) {
-  RunningServer server;
+// The drain is the same whether the scheduler has a thread of its own or shares network
+// thread 0's.
+class ServerDrainTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ServerDrainTest, FinishesRequestsInFlightRefusesNewOnesAndExitsZero) {
+  RunningServer server(with_scheduler_thread(GetParam()));
   std::string streamed;
   std::thread in_flight([&] {
     streamed = testing::raw_exchange(server.port(), streaming_request(300), 10);  // ~0.6 s
@@ -127,6 +131,11 @@ TEST(ServerLifecycleTest, DrainFinishesRequestsInFlightRefusesNewOnesAndExitsZer
   EXPECT_THAT(streamed, HasSubstr("data: [DONE]"));
   EXPECT_EQ(server.wait(), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(EachSchedulerThread, ServerDrainTest, ::testing::Values("own", "shared"),
+                         [](const ::testing::TestParamInfo<std::string>& param_info) {
+                           return param_info.param;
+                         });
 
 TEST(ServerLifecycleTest, DrainGraceOverStopsWhatIsLeftAndStillExitsZero) {
   std::string yaml = testing::kTestScenario;
@@ -171,21 +180,6 @@ TEST(ServerLifecycleTest, SchedulerRunsOnItsOwnThreadOrSharesNetworkThreadZero) 
   EXPECT_EQ(server.stop(), 0);
   in_flight.join();
   EXPECT_THAT(stopped, HasSubstr(R"("code":"driver_stopped")"));
-}
-
-TEST(ServerLifecycleTest, DrainOnASharedSchedulerThreadFinishesWhatIsInFlight) {
-  RunningServer server(with_scheduler_thread("shared"));
-  std::string streamed;
-  std::thread in_flight([&] {
-    streamed = testing::raw_exchange(server.port(), streaming_request(300), 10);  // ~0.6 s
-  });
-  ASSERT_TRUE(eventually([&] { return live_requests(server.port()) == 1; }, 2.0));
-  server.server().begin_drain();
-  EXPECT_TRUE(eventually([&] { return http_call(server.port(), "GET", "/ready").status == 503; }));
-  in_flight.join();
-  EXPECT_THAT(streamed, HasSubstr("\"finish_reason\":\"length\""));
-  EXPECT_THAT(streamed, HasSubstr("data: [DONE]"));
-  EXPECT_EQ(server.wait(), 0);
 }
 
 }  // namespace
