@@ -237,11 +237,7 @@ bool BatchBuilder::build(Target& target, Time now) {
   // the pass only takes the decodes' next blocks, as it would have before finding out that the
   // decodes do not fit, and builds no batch.
   bool too_short = false;
-  if (target.max_duration) {
-    BatchShape lone_decode;
-    lone_decode.decode_seqs = 1;
-    too_short = target.cost->iteration_time(lone_decode) > *target.max_duration;
-  }
+  if (target.max_duration) too_short = lone_decode_step(*target.cost) > *target.max_duration;
   // Whether a resident sequence decodes this iteration: past its prefill, its KV in place, and
   // a block for its next token (taken here if its blocks are full).
   auto takes_decode = [&](Sequence& seq) {
